@@ -1,0 +1,61 @@
+//! Helpers for Ferry's integration tests: a router served on `127.0.0.1:0`, random fixtures and
+//! digests.
+//!
+//! # Layout
+//!
+//! Everything is in this file for now: [`TestServer`], [`random_bytes`], [`sha256_hex`].
+
+use std::net::SocketAddr;
+
+use axum::Router;
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// A router served on a free loopback port; stopped when dropped.
+#[derive(Debug)]
+pub struct TestServer {
+    pub addr: SocketAddr,
+    task: JoinHandle<()>,
+}
+
+impl TestServer {
+    /// Serves `router` on `127.0.0.1:0`.
+    pub async fn start(router: Router) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a loopback port");
+        let addr = listener.local_addr().expect("local address");
+        let task = tokio::spawn(async move {
+            axum::serve(listener, router).await.expect("test server");
+        });
+        Self { addr, task }
+    }
+
+    /// `http://127.0.0.1:PORT{path}`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// `len` random bytes.
+pub fn random_bytes(len: usize) -> Vec<u8> {
+    let mut bytes = vec![0; len];
+    rand::rng().fill_bytes(&mut bytes);
+    bytes
+}
+
+/// Lowercase hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

@@ -1,0 +1,67 @@
+//! Upload ids. The server generates them; a path segment that is not exactly one of ours is
+//! rejected as "not found" before any store is asked, so no client string ever reaches a path.
+
+use std::fmt;
+
+use rand::Rng;
+
+/// Length of an id: 32 lowercase hex characters (128 random bits).
+const ID_LEN: usize = 32;
+
+/// A validated upload id.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct UploadId(String);
+
+impl UploadId {
+    /// A fresh random id.
+    pub fn generate() -> Self {
+        let bits: u128 = rand::rng().random();
+        Self(format!("{bits:032x}"))
+    }
+
+    /// Accepts only the exact shape [`UploadId::generate`] produces.
+    pub fn parse(raw: &str) -> Option<Self> {
+        let well_formed = raw.len() == ID_LEN
+            && raw
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        well_formed.then(|| Self(raw.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for UploadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_ids_parse_back() {
+        let id = UploadId::generate();
+        assert_eq!(UploadId::parse(id.as_str()), Some(id));
+    }
+
+    #[test]
+    fn foreign_ids_are_rejected() {
+        for raw in [
+            "",
+            "..",
+            "../../etc/passwd",
+            "0123456789abcdef0123456789abcde",
+            "0123456789abcdef0123456789abcdef0",
+            "0123456789ABCDEF0123456789ABCDEF",
+            "0123456789abcdef0123456789abcde\0",
+            "0123456789abcdef/123456789abcdef",
+        ] {
+            assert_eq!(UploadId::parse(raw), None, "{raw:?}");
+        }
+    }
+}

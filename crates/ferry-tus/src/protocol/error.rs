@@ -1,0 +1,73 @@
+//! Every error the tus endpoint answers with: one status and one stable message per case,
+//! defined here once. Internal causes are logged, never sent to the client.
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+use super::headers::{TUS_RESUMABLE, TUS_VERSION};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TusError {
+    #[error("unsupported tus version; this server speaks 1.0.0")]
+    UnsupportedVersion,
+    #[error("upload not found")]
+    NotFound,
+    #[error("upload expired")]
+    Gone,
+    #[error("invalid {0} header")]
+    InvalidHeader(String),
+    #[error("invalid Upload-Metadata: {0}")]
+    InvalidMetadata(String),
+    #[error("Upload-Metadata is too large")]
+    MetadataTooLarge,
+    #[error("Upload-Length or Upload-Defer-Length: 1 is required")]
+    MissingLength,
+    #[error("Upload-Offset is required")]
+    MissingOffset,
+    #[error("Upload-Offset {sent} does not match the upload's offset {current}")]
+    OffsetMismatch { sent: u64, current: u64 },
+    #[error("Content-Type must be application/offset+octet-stream")]
+    UnsupportedMediaType,
+    #[error("upload is larger than the maximum size")]
+    TooLarge,
+    #[error("body is longer than the upload's remaining length")]
+    BodyTooLong,
+    #[error("upload is already complete")]
+    AlreadyComplete,
+    #[error("the request was superseded by a newer request for the same upload")]
+    Superseded,
+    #[error("internal server error")]
+    Internal,
+}
+
+impl TusError {
+    pub fn status_code(&self) -> StatusCode {
+        match self {
+            Self::UnsupportedVersion => StatusCode::PRECONDITION_FAILED,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::Gone => StatusCode::GONE,
+            Self::InvalidHeader(_)
+            | Self::InvalidMetadata(_)
+            | Self::MissingLength
+            | Self::MissingOffset => StatusCode::BAD_REQUEST,
+            Self::MetadataTooLarge => StatusCode::BAD_REQUEST,
+            Self::OffsetMismatch { .. } | Self::Superseded => StatusCode::CONFLICT,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::TooLarge | Self::BodyTooLong => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::AlreadyComplete => StatusCode::FORBIDDEN,
+            Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl IntoResponse for TusError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status_code(), format!("{self}\n")).into_response();
+        let headers = response.headers_mut();
+        headers.insert(TUS_RESUMABLE, HeaderValue::from_static(super::TUS_VERSION));
+        if matches!(self, Self::UnsupportedVersion) {
+            headers.insert(TUS_VERSION, HeaderValue::from_static(super::TUS_VERSION));
+        }
+        response
+    }
+}

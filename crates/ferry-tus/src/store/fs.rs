@@ -1,0 +1,171 @@
+//! Uploads on local disk: `{dir}/{id}` holds the bytes and `{dir}/{id}.info` the JSON info.
+//!
+//! Durability: the offset is never stored; it is the data file's length, so it can only count
+//! bytes the kernel really holds. Info files are written to a temporary name, synced and renamed,
+//! so a crash leaves the old or the new info, never half of one. Each `write` syncs the data
+//! file before it returns, so an acknowledged offset survives power loss, not just a crash of
+//! the process (see the README's durability section).
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use tokio::fs::{self, File, OpenOptions};
+use tokio::io::{AsyncSeekExt, AsyncWriteExt, BufWriter};
+
+use super::{BodyReader, NewUpload, Store, StoreError, Terminate, UploadInfo, UploadReader};
+use crate::id::UploadId;
+
+/// Write buffer between the body and the file: large enough to keep syscalls rare.
+const WRITE_BUFFER: usize = 256 * 1024;
+
+/// A store on a local directory.
+#[derive(Debug, Clone)]
+pub struct FsStore {
+    dir: PathBuf,
+}
+
+impl FsStore {
+    /// Opens (creating if needed) the directory.
+    pub async fn open(dir: impl Into<PathBuf>) -> std::io::Result<Self> {
+        let dir = dir.into();
+        fs::create_dir_all(&dir).await?;
+        Ok(Self { dir })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where an upload's bytes are kept.
+    pub fn data_path(&self, id: &UploadId) -> PathBuf {
+        self.dir.join(id.as_str())
+    }
+
+    fn info_path(&self, id: &UploadId) -> PathBuf {
+        self.dir.join(format!("{id}.info"))
+    }
+
+    async fn read_info(&self, id: &UploadId) -> Result<UploadInfo, StoreError> {
+        let raw = match fs::read(self.info_path(id)).await {
+            Ok(raw) => raw,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::NotFound),
+            Err(e) => return Err(e.into()),
+        };
+        serde_json::from_slice(&raw).map_err(|e| StoreError::Io(std::io::Error::other(e)))
+    }
+
+    async fn write_info(&self, id: &UploadId, info: &UploadInfo) -> Result<(), StoreError> {
+        let json = serde_json::to_vec(info).map_err(std::io::Error::other)?;
+        let tmp = self.dir.join(format!("{id}.info.tmp"));
+        let mut file = File::create(&tmp).await?;
+        file.write_all(&json).await?;
+        file.sync_all().await?;
+        fs::rename(&tmp, self.info_path(id)).await?;
+        sync_dir(&self.dir).await?;
+        Ok(())
+    }
+
+    async fn data_len(&self, id: &UploadId) -> Result<u64, StoreError> {
+        match fs::metadata(self.data_path(id)).await {
+            Ok(m) => Ok(m.len()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::NotFound),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// Makes a rename or create in `dir` durable.
+async fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    File::open(dir).await?.sync_all().await
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+#[async_trait]
+impl Store for FsStore {
+    async fn create(&self, upload: NewUpload) -> Result<UploadInfo, StoreError> {
+        let id = UploadId::generate();
+        let info = UploadInfo {
+            id: id.to_string(),
+            offset: 0,
+            length: upload.length,
+            metadata: upload.metadata,
+            created_at: now_secs(),
+        };
+        // Data file first: an info file always has its data file beside it.
+        File::create(self.data_path(&id)).await?;
+        self.write_info(&id, &info).await?;
+        Ok(info)
+    }
+
+    async fn info(&self, id: &UploadId) -> Result<UploadInfo, StoreError> {
+        let mut info = self.read_info(id).await?;
+        info.offset = self.data_len(id).await?;
+        Ok(info)
+    }
+
+    async fn write(
+        &self,
+        id: &UploadId,
+        offset: u64,
+        body: BodyReader<'_>,
+    ) -> Result<u64, StoreError> {
+        let current = self.data_len(id).await?;
+        if current != offset {
+            return Err(StoreError::OffsetMismatch {
+                sent: offset,
+                current,
+            });
+        }
+        let mut file = OpenOptions::new()
+            .write(true)
+            .open(self.data_path(id))
+            .await?;
+        file.seek(std::io::SeekFrom::Start(offset)).await?;
+        let mut out = BufWriter::with_capacity(WRITE_BUFFER, file);
+        let copied = tokio::io::copy(body, &mut out).await;
+        // Whatever arrived before an error is kept: flush and sync it either way.
+        let flushed = out.flush().await;
+        let file = out.into_inner();
+        let synced = file.sync_data().await;
+        copied?;
+        flushed?;
+        synced?;
+        Ok(self.data_len(id).await?)
+    }
+
+    async fn read(&self, id: &UploadId) -> Result<UploadReader, StoreError> {
+        match File::open(self.data_path(id)).await {
+            Ok(f) => Ok(Box::new(f)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::NotFound),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn as_terminate(&self) -> Option<&dyn Terminate> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl Terminate for FsStore {
+    async fn terminate(&self, id: &UploadId) -> Result<(), StoreError> {
+        // Info first: without it the upload no longer exists, even if removing the data fails.
+        match fs::remove_file(self.info_path(id)).await {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::NotFound),
+            Err(e) => return Err(e.into()),
+        }
+        match fs::remove_file(self.data_path(id)).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! Where upload bytes live. A store knows nothing of HTTP: it creates uploads, appends bytes at
+//! an offset, reports what it durably holds, and reads finished uploads back.
+//!
+//! [`Store`] is the small required part. Optional capabilities are separate traits that a store
+//! exposes through the `as_*` accessors; the handler advertises and routes only those present.
+
+pub mod fs;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use tokio::io::AsyncRead;
+
+use crate::id::UploadId;
+use crate::protocol::Metadata;
+
+/// A request body or any other byte source a store appends from.
+pub type BodyReader<'a> = &'a mut (dyn AsyncRead + Send + Unpin);
+
+/// A finished upload's bytes, for downloads.
+pub type UploadReader = Box<dyn AsyncRead + Send + Unpin>;
+
+/// What a client asked for when creating an upload.
+#[derive(Clone, Debug, Default)]
+pub struct NewUpload {
+    /// Total length, or `None` when deferred.
+    pub length: Option<u64>,
+    pub metadata: Metadata,
+}
+
+/// What the store knows about one upload.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UploadInfo {
+    pub id: String,
+    /// Bytes durably stored so far.
+    pub offset: u64,
+    /// Total length; `None` while deferred.
+    pub length: Option<u64>,
+    pub metadata: Metadata,
+    /// Seconds since the Unix epoch.
+    pub created_at: u64,
+}
+
+impl UploadInfo {
+    pub fn is_complete(&self) -> bool {
+        self.length == Some(self.offset)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("upload not found")]
+    NotFound,
+    #[error("offset {sent} does not match the stored offset {current}")]
+    OffsetMismatch { sent: u64, current: u64 },
+    #[error("storage failure: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The required part of every store.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Creates an empty upload and returns its info.
+    async fn create(&self, upload: NewUpload) -> Result<UploadInfo, StoreError>;
+
+    /// The upload's current info; `offset` counts only bytes really stored.
+    async fn info(&self, id: &UploadId) -> Result<UploadInfo, StoreError>;
+
+    /// Appends `body` at `offset` until it ends, and returns the new offset. The caller bounds
+    /// `body` to the upload's remaining length. Bytes received before an error are kept when
+    /// they were stored, so the client can resume from them.
+    async fn write(
+        &self,
+        id: &UploadId,
+        offset: u64,
+        body: BodyReader<'_>,
+    ) -> Result<u64, StoreError>;
+
+    /// Reads a finished upload from the start.
+    async fn read(&self, id: &UploadId) -> Result<UploadReader, StoreError>;
+
+    /// The termination capability, if the store has it.
+    fn as_terminate(&self) -> Option<&dyn Terminate> {
+        None
+    }
+}
+
+/// Capability: delete an upload and reclaim its storage (`termination`).
+#[async_trait]
+pub trait Terminate: Send + Sync {
+    async fn terminate(&self, id: &UploadId) -> Result<(), StoreError>;
+}

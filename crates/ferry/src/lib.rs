@@ -1,0 +1,84 @@
+//! The `ferry` server: parses config and wires the libraries together. No protocol logic lives
+//! here.
+//!
+//! # Layout
+//!
+//! - [`config`]: flags and environment.
+//! - [`ui`]: the static web page at `/`.
+//! - [`app`] builds the router; [`serve`] runs it on a listener until shutdown.
+
+pub mod config;
+mod ui;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::get;
+use ferry_tus::store::fs::FsStore;
+use ferry_tus::{TusConfig, TusState};
+use tokio::net::TcpListener;
+use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tracing::Level;
+
+pub use config::{Cli, Command, ServeConfig};
+
+/// Builds the whole application for `config`.
+pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
+    let store = FsStore::open(config.data_dir.join("tus")).await?;
+    let tus = TusState::new(
+        Arc::new(store),
+        TusConfig {
+            base_path: "/files/".to_owned(),
+            max_size: config.max_size,
+        },
+    );
+    let app = Router::new()
+        .route("/health", get(|| async { (StatusCode::OK, "ok\n") }))
+        .merge(ferry_tus::router(tus))
+        .merge(ferry_companion::router(Default::default()))
+        .merge(ui::router(&config.ui_dir()))
+        .layer(
+            // One line per request, at info: method, path, status, latency.
+            TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                .on_response(DefaultOnResponse::new().level(Level::INFO)),
+        );
+    Ok(app)
+}
+
+/// Serves `config` on `listener` until `shutdown` resolves; in-flight requests finish first.
+pub async fn serve(
+    config: &ServeConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = app(config).await?;
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}

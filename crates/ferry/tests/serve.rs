@@ -1,0 +1,92 @@
+//! The wired application over real HTTP: health, the page, and a tus upload stored on disk.
+
+use ferry::ServeConfig;
+use ferry_testkit::{random_bytes, sha256_hex};
+use tokio::net::TcpListener;
+
+struct Running {
+    base: String,
+    data: tempfile::TempDir,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn start(ui_dir: Option<std::path::PathBuf>) -> Running {
+    let data = tempfile::tempdir().expect("temp dir");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let config = ServeConfig {
+        listen: listener.local_addr().expect("addr"),
+        data_dir: data.path().to_owned(),
+        ui_dir,
+        max_size: None,
+    };
+    let task = tokio::spawn(async move {
+        ferry::serve(&config, listener, std::future::pending())
+            .await
+            .expect("serve");
+    });
+    Running { base, data, task }
+}
+
+#[tokio::test]
+async fn health_answers_ok() {
+    let server = start(None).await;
+    let res = reqwest::get(format!("{}/health", server.base))
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 200);
+}
+
+#[tokio::test]
+async fn page_is_served_from_the_ui_dir_with_index_fallback() {
+    let ui = tempfile::tempdir().expect("temp dir");
+    std::fs::write(ui.path().join("index.html"), "<title>ferry page</title>").expect("write");
+    let server = start(Some(ui.path().to_owned())).await;
+    for path in ["/", "/some/client/route"] {
+        let res = reqwest::get(format!("{}{path}", server.base))
+            .await
+            .expect("request");
+        assert_eq!(res.status(), 200, "{path}");
+        assert_eq!(res.text().await.expect("body"), "<title>ferry page</title>");
+    }
+}
+
+#[tokio::test]
+async fn tus_upload_lands_in_the_data_dir() {
+    let server = start(None).await;
+    let client = reqwest::Client::new();
+    let bytes = random_bytes(300_000);
+    let created = client
+        .post(format!("{}/files/", server.base))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Length", bytes.len().to_string())
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(created.status(), 201);
+    let location = created.headers()["location"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    let patched = client
+        .patch(format!("{}{location}", server.base))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Offset", "0")
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(bytes.clone())
+        .send()
+        .await
+        .expect("patch");
+    assert_eq!(patched.status(), 204);
+    assert_eq!(patched.headers()["upload-offset"], "300000");
+
+    let id = location.trim_start_matches("/files/");
+    let stored = std::fs::read(server.data.path().join("tus").join(id)).expect("stored file");
+    assert_eq!(sha256_hex(&stored), sha256_hex(&bytes));
+}
