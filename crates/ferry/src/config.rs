@@ -44,6 +44,62 @@ pub struct ServeConfig {
     /// Largest upload accepted, in bytes (no limit when unset).
     #[arg(long, env = "FERRY_MAX_SIZE")]
     pub max_size: Option<u64>,
+
+    /// S3-compatible object storage, shared by the tus s3 store and the companion's S3 routes.
+    #[command(flatten)]
+    pub s3: S3Args,
+}
+
+/// Connection to an S3-compatible bucket. Unset means "no S3 configured".
+#[derive(Clone, Default, Args)]
+pub struct S3Args {
+    /// S3 endpoint URL, e.g. `https://s3.eu-west-1.amazonaws.com` or `http://127.0.0.1:3900`.
+    #[arg(long = "s3-endpoint", env = "FERRY_S3_ENDPOINT")]
+    pub endpoint: Option<String>,
+
+    /// Bucket name.
+    #[arg(long = "s3-bucket", env = "FERRY_S3_BUCKET")]
+    pub bucket: Option<String>,
+
+    /// Region used for signing.
+    #[arg(
+        long = "s3-region",
+        env = "FERRY_S3_REGION",
+        default_value = "us-east-1"
+    )]
+    pub region: String,
+
+    /// Access key id.
+    #[arg(long = "s3-access-key", env = "FERRY_S3_ACCESS_KEY")]
+    pub access_key: Option<String>,
+
+    /// Secret access key (never logged).
+    #[arg(
+        long = "s3-secret-key",
+        env = "FERRY_S3_SECRET_KEY",
+        hide_env_values = true
+    )]
+    pub secret_key: Option<String>,
+
+    /// Address buckets by path (`endpoint/bucket/key`) instead of by host name.
+    #[arg(long = "s3-force-path-style", env = "FERRY_S3_FORCE_PATH_STYLE")]
+    pub force_path_style: bool,
+}
+
+impl std::fmt::Debug for S3Args {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Args")
+            .field("endpoint", &self.endpoint)
+            .field("bucket", &self.bucket)
+            .field("region", &self.region)
+            .field("access_key", &self.access_key)
+            .field(
+                "secret_key",
+                &self.secret_key.as_ref().map(|_| "<redacted>"),
+            )
+            .field("force_path_style", &self.force_path_style)
+            .finish()
+    }
 }
 
 impl ServeConfig {

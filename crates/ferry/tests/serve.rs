@@ -25,6 +25,7 @@ async fn start(ui_dir: Option<std::path::PathBuf>) -> Running {
         data_dir: data.path().to_owned(),
         ui_dir,
         max_size: None,
+        s3: Default::default(),
     };
     let task = tokio::spawn(async move {
         ferry::serve(&config, listener, std::future::pending())
