@@ -38,7 +38,9 @@ test('three picked files upload through the Dashboard byte for byte', async () =
 
   await page.getByRole('button', { name: /^Upload 3 files$/ }).click();
   await expect.poll(() => page.getByTestId('ferry-status').textContent(), { timeout: 60_000 }).toBe('Complete');
-  const states = await page.getByTestId('ferry-file').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
+  const states = await page
+    .getByTestId('ferry-file')
+    .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
   expect(states).toEqual(['complete', 'complete', 'complete']);
 
   const stored = await storedTusUploads(ferry.dataDir);
