@@ -5,6 +5,8 @@
 //!
 //! Everything is in this file for now: [`TestServer`], [`random_bytes`], [`sha256_hex`].
 
+pub mod garage;
+
 use std::net::SocketAddr;
 
 use axum::Router;
