@@ -1,13 +1,53 @@
 /**
  * @ferry/core: the framework-free upload engine.
  *
- * Layout: `ferry.ts` (the engine), `reducer.ts` (every state change), `store.ts` (observable
- * store), `emitter.ts` (events), `uploader.ts` (the uploader seam), `uploaders/` (tus...).
+ * Layout: `ferry.ts` (the public engine, wiring only), `reducer.ts` (every state change, one
+ * action union), `store.ts` (observable store), `emitter.ts` + `events.ts` (events),
+ * `files.ts` (records and running figures), `restrictions.ts` (rejections as data),
+ * `locale.ts` (every user-facing string), `informer.ts` (toast queue), `runner.ts` (per-file
+ * runs), `bundle.ts` (one-request runs), `limiter.ts` (concurrency), `retryer.ts` (retry
+ * policy), `stall.ts` (stall timer), `online.ts` (online watcher), `progress-batcher.ts`
+ * (progress throttle), `uploader.ts` (the uploader seam), `uploaders/` (tus, xhr...).
  */
 export { Emitter } from './emitter.ts';
-export { Ferry, type FerryEvents, type FerryOptions } from './ferry.ts';
-export { type Action, initialState, reduce } from './reducer.ts';
+export type { FerryEvents } from './events.ts';
+export { Ferry, type FerryOptions, type Processor } from './ferry.ts';
+export { createFile, newFileId } from './files.ts';
+export { Informer } from './informer.ts';
+export { Limiter, type Release } from './limiter.ts';
+export {
+  defaultLocale,
+  type LocaleEntry,
+  type LocaleKey,
+  type LocaleStrings,
+  type LocaleVars,
+  translate,
+} from './locale.ts';
+export { browserOnlineSource, DEFAULT_ONLINE_CHECK_INTERVAL, type OnlineSource, OnlineWatcher } from './online.ts';
+export { DEFAULT_PROGRESS_THROTTLE, ProgressBatcher } from './progress-batcher.ts';
+export { type Action, emptyProgress, type FilePatch, initialState, type ProgressUpdate, reduce } from './reducer.ts';
+export {
+  checkFile,
+  checkMinFiles,
+  formatSize,
+  noRestrictions,
+  type Rejection,
+  type RestrictionCode,
+  RestrictionError,
+  typeAllowed,
+} from './restrictions.ts';
+export { DEFAULT_RETRY_DELAYS, isRetryableStatus, shouldRetry, withRetries } from './retryer.ts';
+export { DEFAULT_STALL_TIMEOUT, StallTimer } from './stall.ts';
 export { type Listener, type ReadableStore, Store } from './store.ts';
 export type * from './types.ts';
-export { type UploadContext, type Uploader, UploaderError, type UploadResult } from './uploader.ts';
-export { DEFAULT_RETRY_DELAYS, type TusOptions, TusUploader } from './uploaders/tus.ts';
+export {
+  type AbortReason,
+  type BundleContext,
+  toUploadError,
+  type UploadContext,
+  type Uploader,
+  UploaderError,
+  type UploadResult,
+} from './uploader.ts';
+export { type TusOptions, TusUploader } from './uploaders/tus.ts';
+export { type XhrOptions, XhrUploader } from './uploaders/xhr.ts';

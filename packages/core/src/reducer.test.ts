@@ -28,29 +28,74 @@ describe('reduce', () => {
     expect(initialState.fileIds).toHaveLength(0);
   });
 
-  test('progress and success update percentage and total progress by size', () => {
-    let s = reduce(initialState, { type: 'add', files: [file('a', 100), file('b', 300)] });
-    s = reduce(s, { type: 'state', id: 'a', state: 'uploading' });
-    s = reduce(s, { type: 'state', id: 'b', state: 'uploading' });
-    s = reduce(s, { type: 'progress', id: 'a', bytesUploaded: 50, bytesTotal: 100 });
+  test('progress and success update percentage and total progress by size, incrementally', () => {
+    let s = reduce(initialState, { type: 'add', files: [file('a', 100), file('b', 300), file('c', 600)] });
+    s = reduce(s, { type: 'start', id: 'a', at: 1 });
+    s = reduce(s, { type: 'start', id: 'b', at: 2 });
+    expect(s.files.a?.state).toBe('uploading');
+    expect(s.files.a?.progress.uploadStarted).toBe(1);
+    s = reduce(s, { type: 'progress', updates: [{ id: 'a', bytesUploaded: 50, bytesTotal: 100 }] });
     expect(s.files.a?.progress.percentage).toBe(50);
+    expect(s.totals).toEqual({ bytesUploaded: 50, bytesTotal: 400 });
     expect(s.totalProgress).toBe(13);
-    s = reduce(s, { type: 'success', id: 'b', uploadURL: '/files/x' });
+    s = reduce(s, { type: 'success', id: 'b', response: { uploadURL: '/files/x' } });
     expect(s.files.b?.state).toBe('complete');
     expect(s.files.b?.uploadURL).toBe('/files/x');
     expect(s.totalProgress).toBe(88);
+    s = reduce(s, { type: 'remove', ids: ['b'] });
+    expect(s.totals).toEqual({ bytesUploaded: 50, bytesTotal: 100 });
+    expect(s.totalProgress).toBe(50);
   });
 
-  test('an error keeps the message and leaves the other files alone', () => {
+  test('a progress batch updates several files in one state and skips files not uploading', () => {
+    let s = reduce(initialState, { type: 'add', files: [file('a', 10), file('b', 10), file('c', 10)] });
+    s = reduce(s, { type: 'start', id: 'a', at: 1 });
+    s = reduce(s, { type: 'start', id: 'b', at: 1 });
+    const before = s;
+    s = reduce(s, {
+      type: 'progress',
+      updates: [
+        { id: 'a', bytesUploaded: 5, bytesTotal: 10 },
+        { id: 'b', bytesUploaded: 10, bytesTotal: 10 },
+        { id: 'c', bytesUploaded: 3, bytesTotal: 10 },
+      ],
+    });
+    expect(s.files.a?.progress.bytesUploaded).toBe(5);
+    expect(s.files.b?.progress.bytesUploaded).toBe(10);
+    expect(s.files.c).toBe(before.files.c);
+    expect(s.totalProgress).toBe(75);
+  });
+
+  test('an error keeps the status and message and leaves the other files alone', () => {
     let s = reduce(initialState, { type: 'add', files: [file('a', 1), file('b', 1)] });
     s = reduce(s, { type: 'error', id: 'a', error: { message: 'Upload error', status: 500, retryable: true } });
     expect(s.files.a?.state).toBe('error');
-    expect(s.files.a?.error?.status).toBe(500);
+    expect(s.files.a?.error).toEqual({ message: 'Upload error', status: 500, retryable: true });
+    expect(s.files.b).toBe(s.files.b);
     expect(s.files.b?.state).toBe('waiting');
+    s = reduce(s, { type: 'retry', ids: ['a', 'b'] });
+    expect(s.files.a?.state).toBe('waiting');
+    expect(s.files.a?.error).toBeNull();
+  });
+
+  test('pause sets isPaused; set-state to the same state returns the same state', () => {
+    let s = reduce(initialState, { type: 'add', files: [file('a', 1)] });
+    s = reduce(s, { type: 'set-state', ids: ['a'], state: 'paused' });
+    expect(s.files.a?.isPaused).toBe(true);
+    expect(reduce(s, { type: 'set-state', ids: ['a'], state: 'paused' })).toBe(s);
+  });
+
+  test('info queue keeps order and hides by id', () => {
+    let s = reduce(initialState, { type: 'info-show', info: { id: '1', type: 'info', message: 'a', duration: 0 } });
+    s = reduce(s, { type: 'info-show', info: { id: '2', type: 'error', message: 'b', duration: 0 } });
+    expect(s.info.map((i) => i.id)).toEqual(['1', '2']);
+    s = reduce(s, { type: 'info-hide', id: '1' });
+    expect(s.info.map((i) => i.id)).toEqual(['2']);
   });
 
   test('actions on unknown files return the same state', () => {
-    expect(reduce(initialState, { type: 'state', id: 'nope', state: 'uploading' })).toBe(initialState);
+    expect(reduce(initialState, { type: 'start', id: 'nope', at: 0 })).toBe(initialState);
     expect(reduce(initialState, { type: 'remove', ids: ['nope'] })).toBe(initialState);
+    expect(reduce(initialState, { type: 'patch', id: 'nope', patch: { preview: 'x' } })).toBe(initialState);
   });
 });

@@ -1,124 +1,215 @@
 /**
- * Every change to the file state goes through this one reducer, over a typed action union.
- * Functions here are pure; events are emitted by the caller from the action that was applied.
+ * Every change to the state goes through this one reducer, over a typed action union. Functions
+ * here are pure (times come in on the action); events are emitted by the caller.
+ *
+ * Cost: adding k files copies the file map once (one state change per batch); a change to one
+ * file copies the map once; progress arrives batched (one action per throttle window); totals
+ * are kept incrementally, so no action walks every file.
  */
-import type { FerryFile, FerryState, FileState, Progress, UploadError } from './types.ts';
+import type {
+  FerryFile,
+  FerryState,
+  FileState,
+  InfoMessage,
+  ProcessingProgress,
+  Progress,
+  UploadError,
+  UploadResponse,
+} from './types.ts';
+
+/** Fields other modules may set on a file directly (uploader bookkeeping, preview...). */
+export type FilePatch = Partial<
+  Pick<
+    FerryFile,
+    'tus' | 's3Multipart' | 'serverToken' | 'remote' | 'preview' | 'meta' | 'name' | 'type' | 'uploadURL' | 'response'
+  >
+>;
+
+export interface ProgressUpdate {
+  id: string;
+  bytesUploaded: number;
+  bytesTotal: number | null;
+}
 
 export type Action =
   | { type: 'add'; files: FerryFile[] }
   | { type: 'remove'; ids: string[] }
-  | { type: 'state'; id: string; state: FileState }
-  | { type: 'progress'; id: string; bytesUploaded: number; bytesTotal: number | null }
-  | { type: 'success'; id: string; uploadURL?: string }
+  | { type: 'set-state'; ids: string[]; state: FileState }
+  | { type: 'start'; id: string; at: number }
+  | { type: 'progress'; updates: ProgressUpdate[] }
+  | { type: 'processing'; id: string; phase: 'preprocess' | 'postprocess'; progress: ProcessingProgress | undefined }
+  | { type: 'success'; id: string; response: UploadResponse }
   | { type: 'error'; id: string; error: UploadError }
-  | { type: 'patch'; id: string; patch: Partial<Pick<FerryFile, 'tus' | 'meta' | 'preview'>> };
+  | { type: 'retry'; ids: string[] }
+  | { type: 'patch'; id: string; patch: FilePatch }
+  | { type: 'file-meta'; id: string; meta: Record<string, string> }
+  | { type: 'meta'; meta: Record<string, string> }
+  | { type: 'info-show'; info: InfoMessage }
+  | { type: 'info-hide'; id: string }
+  | { type: 'offline'; isOffline: boolean }
+  | { type: 'capabilities'; capabilities: Record<string, unknown> };
 
-export const initialState: FerryState = { files: {}, fileIds: [], totalProgress: 0 };
+export const initialState: FerryState = {
+  files: {},
+  fileIds: [],
+  totalProgress: 0,
+  totals: { bytesUploaded: 0, bytesTotal: 0 },
+  info: [],
+  isOffline: false,
+  meta: {},
+};
 
 export function emptyProgress(bytesTotal: number | null): Progress {
-  return {
-    bytesUploaded: 0,
-    bytesTotal,
-    percentage: 0,
-    uploadStarted: null,
-    uploadComplete: false,
-  };
+  return { bytesUploaded: 0, bytesTotal, percentage: 0, uploadStarted: null, uploadComplete: false };
 }
 
 export function reduce(state: FerryState, action: Action): FerryState {
   switch (action.type) {
     case 'add': {
       if (action.files.length === 0) return state;
-      const files = { ...state.files };
-      const fileIds = [...state.fileIds];
+      const files: Record<string, FerryFile> = { ...state.files };
+      const fileIds = state.fileIds.slice();
+      let totals = state.totals;
       for (const file of action.files) {
         files[file.id] = file;
         fileIds.push(file.id);
+        totals = adjust(totals, undefined, file);
       }
-      return withTotal({ ...state, files, fileIds });
+      return withTotals({ ...state, files, fileIds }, totals);
     }
     case 'remove': {
-      const gone = new Set(action.ids.filter((id) => id in state.files));
-      if (gone.size === 0) return state;
-      const files = { ...state.files };
-      for (const id of gone) delete files[id];
-      return withTotal({ ...state, files, fileIds: state.fileIds.filter((id) => !gone.has(id)) });
+      const files: Record<string, FerryFile> = { ...state.files };
+      let totals = state.totals;
+      let removed = 0;
+      for (const id of action.ids) {
+        const file = files[id];
+        if (!file) continue;
+        totals = adjust(totals, file, undefined);
+        delete files[id];
+        removed += 1;
+      }
+      if (removed === 0) return state;
+      const gone = new Set(action.ids);
+      return withTotals({ ...state, files, fileIds: state.fileIds.filter((id) => !gone.has(id)) }, totals);
     }
-    case 'state':
-      return update(state, action.id, (f) => ({
+    case 'set-state':
+      return updateMany(state, action.ids, (f) =>
+        f.state === action.state ? f : { ...f, state: action.state, isPaused: action.state === 'paused', error: null },
+      );
+    case 'start':
+      return updateMany(state, [action.id], (f) => ({
         ...f,
-        state: action.state,
-        isPaused: action.state === 'paused',
-        error: action.state === 'error' ? f.error : null,
-        progress:
-          action.state === 'uploading' && f.progress.uploadStarted === null
-            ? { ...f.progress, uploadStarted: Date.now() }
-            : f.progress,
+        state: 'uploading',
+        isPaused: false,
+        error: null,
+        progress: { ...f.progress, uploadStarted: f.progress.uploadStarted ?? action.at, preprocess: undefined },
       }));
-    case 'progress':
-      return update(state, action.id, (f) => {
-        const total = action.bytesTotal ?? f.progress.bytesTotal;
+    case 'progress': {
+      // Several files in one action: the throttle flushes every pending update at once.
+      const byId = new Map(action.updates.map((u) => [u.id, u]));
+      return updateMany(state, [...byId.keys()], (f) => {
+        const u = byId.get(f.id);
+        if (!u || f.state !== 'uploading') return f;
+        const total = u.bytesTotal ?? f.progress.bytesTotal;
         return {
           ...f,
           progress: {
             ...f.progress,
-            bytesUploaded: action.bytesUploaded,
+            bytesUploaded: u.bytesUploaded,
             bytesTotal: total,
-            percentage: percent(action.bytesUploaded, total),
+            percentage: percent(u.bytesUploaded, total),
           },
         };
       });
+    }
+    case 'processing':
+      return updateMany(state, [action.id], (f) => ({
+        ...f,
+        progress: { ...f.progress, [action.phase]: action.progress },
+      }));
     case 'success':
-      return update(state, action.id, (f) => {
+      return updateMany(state, [action.id], (f) => {
         const total = f.progress.bytesTotal ?? f.progress.bytesUploaded;
         return {
           ...f,
           state: 'complete',
           isPaused: false,
           error: null,
-          uploadURL: action.uploadURL,
+          uploadURL: action.response.uploadURL ?? f.uploadURL,
+          response: action.response,
           progress: {
             ...f.progress,
+            uploadStarted: f.progress.uploadStarted ?? 0,
             bytesUploaded: total,
             bytesTotal: total,
             percentage: 100,
             uploadComplete: true,
+            postprocess: undefined,
           },
         };
       });
     case 'error':
-      return update(state, action.id, (f) => ({
-        ...f,
-        state: 'error',
-        isPaused: false,
-        error: action.error,
-      }));
+      return updateMany(state, [action.id], (f) => ({ ...f, state: 'error', isPaused: false, error: action.error }));
+    case 'retry':
+      return updateMany(state, action.ids, (f) =>
+        f.state === 'error' ? { ...f, state: 'waiting', isPaused: false, error: null } : f,
+      );
     case 'patch':
-      return update(state, action.id, (f) => ({ ...f, ...action.patch }));
+      return updateMany(state, [action.id], (f) => ({ ...f, ...action.patch }));
+    case 'file-meta':
+      return updateMany(state, [action.id], (f) => ({ ...f, meta: { ...f.meta, ...action.meta } }));
+    case 'meta':
+      return { ...state, meta: { ...state.meta, ...action.meta } };
+    case 'info-show':
+      return { ...state, info: [...state.info, action.info] };
+    case 'info-hide': {
+      const info = state.info.filter((i) => i.id !== action.id);
+      return info.length === state.info.length ? state : { ...state, info };
+    }
+    case 'offline':
+      return state.isOffline === action.isOffline ? state : { ...state, isOffline: action.isOffline };
+    case 'capabilities':
+      return { ...state, capabilities: { ...state.capabilities, ...action.capabilities } };
   }
 }
 
-function update(state: FerryState, id: string, change: (file: FerryFile) => FerryFile): FerryState {
-  const file = state.files[id];
-  if (!file) return state;
-  return withTotal({ ...state, files: { ...state.files, [id]: change(file) } });
+/** Applies `change` to the given files with one copy of the map; unchanged files keep identity. */
+function updateMany(state: FerryState, ids: readonly string[], change: (file: FerryFile) => FerryFile): FerryState {
+  let files: Record<string, FerryFile> | undefined;
+  let totals = state.totals;
+  for (const id of ids) {
+    const file = (files ?? state.files)[id];
+    if (!file) continue;
+    const next = change(file);
+    if (next === file) continue;
+    files ??= { ...state.files };
+    files[id] = next;
+    totals = adjust(totals, file, next);
+  }
+  if (!files) return state;
+  return withTotals({ ...state, files }, totals);
+}
+
+/** A file counts towards total progress once its upload has started and its size is known. */
+function contribution(file: FerryFile | undefined): [number, number] {
+  const p = file?.progress;
+  if (!p || p.uploadStarted === null || p.bytesTotal === null) return [0, 0];
+  return [p.bytesUploaded, p.bytesTotal];
+}
+
+function adjust(totals: FerryState['totals'], before: FerryFile | undefined, after: FerryFile | undefined) {
+  const [d0, t0] = contribution(before);
+  const [d1, t1] = contribution(after);
+  if (d0 === d1 && t0 === t1) return totals;
+  return { bytesUploaded: totals.bytesUploaded - d0 + d1, bytesTotal: totals.bytesTotal - t0 + t1 };
+}
+
+function withTotals(state: FerryState, totals: FerryState['totals']): FerryState {
+  const totalProgress = totals.bytesTotal === 0 ? 0 : Math.round((totals.bytesUploaded / totals.bytesTotal) * 100);
+  return { ...state, totals, totalProgress };
 }
 
 function percent(done: number, total: number | null): number {
   if (!total) return 0;
   return Math.min(100, Math.round((done / total) * 1000) / 10);
-}
-
-/** Total progress over files that have started, weighted by size. */
-function withTotal(state: FerryState): FerryState {
-  let done = 0;
-  let total = 0;
-  for (const id of state.fileIds) {
-    const p = state.files[id]?.progress;
-    if (!p || p.uploadStarted === null || p.bytesTotal === null) continue;
-    done += p.bytesUploaded;
-    total += p.bytesTotal;
-  }
-  const totalProgress = total === 0 ? 0 : Math.round((done / total) * 100);
-  return totalProgress === state.totalProgress ? state : { ...state, totalProgress };
 }

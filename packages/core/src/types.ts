@@ -1,3 +1,5 @@
+/** The data shapes of @ferry/core: file records, state, descriptors, restrictions, info messages. */
+
 /** The explicit states of a file; see ARCHITECTURE.md "State of a file". */
 export type FileState = 'waiting' | 'preprocessing' | 'uploading' | 'postprocessing' | 'complete' | 'paused' | 'error';
 
@@ -7,9 +9,20 @@ export interface Progress {
   bytesTotal: number | null;
   /** 0..100 */
   percentage: number;
-  /** Epoch ms of the first byte sent, or null before. */
+  /** Epoch ms of the start of the first upload attempt, or null before. */
   uploadStarted: number | null;
   uploadComplete: boolean;
+  /** Pre- or postprocessing step shown instead of byte progress (e.g. 'Preparing upload...'). */
+  preprocess?: ProcessingProgress;
+  postprocess?: ProcessingProgress;
+}
+
+/** Progress of a pre- or postprocessor on one file. */
+export interface ProcessingProgress {
+  mode: 'indeterminate' | 'determinate';
+  message: string;
+  /** 0..1 in determinate mode. */
+  value?: number;
 }
 
 export interface UploadError {
@@ -18,6 +31,31 @@ export interface UploadError {
   status?: number;
   /** Whether a retry can be expected to help. */
   retryable: boolean;
+  /** The server's message or other detail worth showing below the message. */
+  details?: string;
+}
+
+/** Where a remote file lives and how the companion fetches it. */
+export interface RemoteInfo {
+  companionUrl: string;
+  url?: string;
+  body: Record<string, unknown>;
+  providerName?: string;
+  providerOptions?: Record<string, unknown>;
+}
+
+/** Bookkeeping of an S3 multipart upload, so a paused upload can continue. */
+export interface S3MultipartState {
+  key: string;
+  uploadId: string;
+  parts: { PartNumber: number; Size?: number; ETag: string }[];
+}
+
+/** What the destination answered for a finished upload. */
+export interface UploadResponse {
+  status?: number;
+  body?: unknown;
+  uploadURL?: string;
 }
 
 /** One file in the store: the spec's per-file upload record. */
@@ -28,7 +66,7 @@ export interface FerryFile {
   source: string;
   name: string;
   type: string;
-  /** The bytes, for local files. */
+  /** The bytes, for local files; null for remote files. */
   data: Blob | null;
   /** Size in bytes; null when unknown. */
   size: number | null;
@@ -42,10 +80,27 @@ export interface FerryFile {
   isRemote: boolean;
   /** Where the file ended up once uploaded. */
   uploadURL?: string;
+  response?: UploadResponse;
   /** Folder path for files that came from a folder. */
   relativePath?: string;
+  remote?: RemoteInfo;
   /** Resumable-upload bookkeeping of the tus uploader. */
   tus?: { uploadUrl?: string };
+  s3Multipart?: S3MultipartState;
+  /** Token of the companion's progress socket for a remote transfer. */
+  serverToken?: string;
+}
+
+export type InfoType = 'info' | 'warning' | 'error' | 'success';
+
+/** One message of the informer queue, shown by the UI as a toast. */
+export interface InfoMessage {
+  id: string;
+  type: InfoType;
+  message: string;
+  details?: string;
+  /** How long it stays, in ms; 0 = until hidden. */
+  duration: number;
 }
 
 export interface FerryState {
@@ -53,16 +108,45 @@ export interface FerryState {
   files: Readonly<Record<string, FerryFile>>;
   /** Ids in the order files were added. */
   fileIds: readonly string[];
-  /** Overall progress 0..100 over files that are uploading or done. */
+  /** Overall progress 0..100 over files that are uploading or done, weighted by size. */
   totalProgress: number;
+  /** Byte sums behind `totalProgress`, kept incrementally (no walk over all files per change). */
+  totals: { bytesUploaded: number; bytesTotal: number };
+  /** Informer queue, oldest first. */
+  info: readonly InfoMessage[];
+  isOffline: boolean;
+  /** Global meta merged into each file's meta. */
+  meta: Readonly<Record<string, string>>;
+  capabilities?: Record<string, unknown>;
 }
 
 /** What a page passes to add a file. */
 export interface FileDescriptor {
+  data?: Blob | null;
   name?: string;
   type?: string;
-  data: Blob;
+  /** Size when there is no `data` (remote files). */
+  size?: number | null;
   source?: string;
   meta?: Record<string, string>;
   relativePath?: string;
+  isRemote?: boolean;
+  remote?: RemoteInfo;
+  preview?: string;
+}
+
+/** Limits checked when files are added (and minNumberOfFiles at upload). All unset by default. */
+export interface Restrictions {
+  maxFileSize: number | null;
+  minFileSize: number | null;
+  maxTotalFileSize: number | null;
+  maxNumberOfFiles: number | null;
+  minNumberOfFiles: number | null;
+  /** MIME types (`image/png`), wildcards (`image/*`) or extensions (`.pdf`). */
+  allowedFileTypes: string[] | null;
+}
+
+export interface UploadSummary {
+  successful: FerryFile[];
+  failed: FerryFile[];
 }

@@ -1,33 +1,78 @@
-/** The seam between the engine and the ways bytes travel (tus, XHR, S3...). */
+/** The seam between the engine and the ways bytes travel (tus, XHR, S3, companion...). */
+import type { FilePatch } from './reducer.ts';
 import type { FerryFile, UploadError } from './types.ts';
 
+/** Why an upload's signal was aborted. */
+export type AbortReason = 'pause' | 'cancel' | 'remove' | 'stall' | 'offline';
+
 export interface UploadContext {
-  /** Aborted when the file is paused, cancelled or removed. */
+  /** Aborted on pause, cancel, remove, stall or going offline; see {@link reason}. */
   signal: AbortSignal;
-  /** Reports bytes sent so far. */
+  /** Reports bytes sent so far (throttled by the engine; call as often as you like). */
   onProgress(bytesUploaded: number, bytesTotal: number | null): void;
-  /** Stores uploader bookkeeping on the file record (e.g. the tus upload URL). */
-  patchFile(patch: Partial<Pick<FerryFile, 'tus'>>): void;
+  /** Stores uploader bookkeeping on the file record (tus upload URL, S3 upload id, token...). */
+  patchFile(patch: FilePatch): void;
+  /** Why `signal` was aborted, undefined while it is not. */
+  reason(): AbortReason | undefined;
+  /** Whether the browser is online now (for the retry policy). */
+  isOnline(): boolean;
+  /** A string from the engine's locale table. */
+  i18n(key: string, vars?: Record<string, string | number>): string;
 }
 
 export interface UploadResult {
   uploadURL?: string;
+  /** The destination's parsed answer, when there is one. */
+  body?: unknown;
+  status?: number;
 }
 
 export interface Uploader {
   /** Uploads one file; rejects with an {@link UploaderError} on failure. */
   upload(file: FerryFile, context: UploadContext): Promise<UploadResult>;
+  /**
+   * Optional: uploads several files in one request (XHR bundle mode). When present and it
+   * returns true from {@link bundles}, the engine hands it every file of an upload at once.
+   */
+  uploadBundle?(files: FerryFile[], context: BundleContext): Promise<UploadResult[]>;
+  bundles?(): boolean;
+  /** Optional: discards server-side state of a file that is not running (removed while paused). */
+  cancel?(file: FerryFile): Promise<void>;
 }
 
-/** A failed upload, with the server's status when there was one. */
+/** Like {@link UploadContext}, with progress for the whole bundle. */
+export interface BundleContext extends Omit<UploadContext, 'patchFile'> {
+  patchFile(id: string, patch: FilePatch): void;
+}
+
+/** A failed upload, with the server's status and message when there was one. */
 export class UploaderError extends Error implements UploadError {
   readonly status?: number;
   readonly retryable: boolean;
+  readonly details?: string;
 
-  constructor(message: string, options: { status?: number; retryable?: boolean; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    options: { status?: number; retryable?: boolean; details?: string; cause?: unknown } = {},
+  ) {
     super(message, { cause: options.cause });
     this.name = 'UploaderError';
     this.status = options.status;
     this.retryable = options.retryable ?? true;
+    this.details = options.details;
   }
+}
+
+/** Any thrown value as the error record a file keeps. */
+export function toUploadError(cause: unknown): UploadError {
+  if (cause instanceof UploaderError) {
+    return {
+      message: cause.message,
+      retryable: cause.retryable,
+      ...(cause.status !== undefined ? { status: cause.status } : {}),
+      ...(cause.details !== undefined ? { details: cause.details } : {}),
+    };
+  }
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return { message, retryable: true };
 }

@@ -1,19 +1,28 @@
-/** Resumable uploads over tus 1.0.0, built on tus-js-client. */
+/**
+ * Resumable uploads over tus 1.0.0, built on tus-js-client. Pause aborts the request and keeps
+ * the upload URL on the file (`tus.uploadUrl`), so the next `upload()` continues from the
+ * server's offset; cancel or remove terminates the upload on the server.
+ */
 import * as tus from 'tus-js-client';
+import { DEFAULT_RETRY_DELAYS, shouldRetry } from '../retryer.ts';
 import type { FerryFile } from '../types.ts';
 import { type UploadContext, type Uploader, UploaderError, type UploadResult } from '../uploader.ts';
+
+export { DEFAULT_RETRY_DELAYS } from '../retryer.ts';
 
 export interface TusOptions {
   /** Creation URL of the tus endpoint, e.g. `/files/`. */
   endpoint: string;
   /** Bytes per PATCH; unlimited (one request) by default. */
   chunkSize?: number;
-  /** Delays between automatic retries, in ms (the spec's numbers by default). */
+  /** Delays between automatic retries, in ms (the spec's 0, 1000, 3000, 5000 by default). */
   retryDelays?: number[];
   headers?: Record<string, string>;
+  /** Continue an earlier upload of the same file found in the browser's storage (default true). */
+  resume?: boolean;
+  /** Meta fields sent as tus metadata; all by default. */
+  allowedMetaFields?: string[];
 }
-
-export const DEFAULT_RETRY_DELAYS = [0, 1000, 3000, 5000];
 
 export class TusUploader implements Uploader {
   readonly #options: TusOptions;
@@ -25,6 +34,7 @@ export class TusUploader implements Uploader {
   upload(file: FerryFile, context: UploadContext): Promise<UploadResult> {
     const data = file.data;
     if (!data) return Promise.reject(new UploaderError('tus: the file has no local data', { retryable: false }));
+    const resume = this.#options.resume ?? true;
     return new Promise((resolve, reject) => {
       // tus-js-client spreads options over its defaults, so an explicit `undefined` would
       // erase a default (an undefined chunkSize sends empty PATCHes): pass only what is set.
@@ -33,21 +43,76 @@ export class TusUploader implements Uploader {
         ...(file.tus?.uploadUrl ? { uploadUrl: file.tus.uploadUrl } : {}),
         ...(this.#options.chunkSize ? { chunkSize: this.#options.chunkSize } : {}),
         ...(this.#options.headers ? { headers: this.#options.headers } : {}),
-        retryDelays: this.#options.retryDelays ?? DEFAULT_RETRY_DELAYS,
-        metadata: { ...file.meta, filename: file.name, filetype: file.type, name: file.name, type: file.type },
-        storeFingerprintForResuming: false,
+        retryDelays: this.#options.retryDelays ?? [...DEFAULT_RETRY_DELAYS],
+        metadata: this.#metadata(file),
+        storeFingerprintForResuming: resume,
+        removeFingerprintOnSuccess: true,
+        onShouldRetry: (error) => shouldRetry(error.originalResponse?.getStatus(), context.isOnline()),
         onUploadUrlAvailable: () => {
           if (upload.url) context.patchFile({ tus: { uploadUrl: upload.url } });
         },
         onProgress: (sent, total) => context.onProgress(sent, total),
         onSuccess: () => resolve({ uploadURL: upload.url ?? undefined }),
-        onError: (error) => {
-          const status = (error as tus.DetailedError).originalResponse?.getStatus();
-          reject(new UploaderError(error.message, { status: status || undefined, cause: error }));
-        },
+        onError: (error) => reject(toError(error, context)),
       });
-      context.signal.addEventListener('abort', () => void upload.abort(false), { once: true });
-      upload.start();
+      context.signal.addEventListener(
+        'abort',
+        () => {
+          const reason = context.reason();
+          // Terminating also deletes the partial upload on the server.
+          upload.abort(reason === 'cancel' || reason === 'remove').catch(() => undefined);
+          reject(new UploaderError('aborted', { retryable: true }));
+        },
+        { once: true },
+      );
+      if (context.signal.aborted) return;
+      if (file.tus?.uploadUrl || !resume) {
+        upload.start();
+        return;
+      }
+      upload
+        .findPreviousUploads()
+        .then((previous) => {
+          const last = previous[0];
+          if (last) upload.resumeFromPreviousUpload(last);
+        })
+        .catch(() => undefined)
+        .finally(() => {
+          if (!context.signal.aborted) upload.start();
+        });
     });
   }
+
+  /** Deletes the server's partial upload of a file that is not running (e.g. removed while paused). */
+  async cancel(file: FerryFile): Promise<void> {
+    const url = file.tus?.uploadUrl;
+    if (!url) return;
+    await tus.Upload.terminate(url, { ...(this.#options.headers ? { headers: this.#options.headers } : {}) }).catch(
+      () => undefined,
+    );
+  }
+
+  #metadata(file: FerryFile): Record<string, string> {
+    const allowed = this.#options.allowedMetaFields;
+    const meta: Record<string, string> = {};
+    for (const [key, value] of Object.entries(file.meta)) {
+      if (!allowed || allowed.includes(key)) meta[key] = String(value);
+    }
+    return { ...meta, name: file.name, type: file.type, filename: file.name, filetype: file.type };
+  }
+}
+
+function toError(error: Error, context: UploadContext): UploaderError {
+  const response = (error as tus.DetailedError).originalResponse;
+  const status = response?.getStatus() || undefined;
+  const body = response?.getBody()?.trim();
+  if (status === 423) {
+    return new UploaderError(context.i18n('uploadLocked'), { status, details: body || undefined, cause: error });
+  }
+  return new UploaderError(error.message, {
+    status,
+    retryable: status === undefined || shouldRetry(status, true),
+    details: body || undefined,
+    cause: error,
+  });
 }
