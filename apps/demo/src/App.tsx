@@ -1,7 +1,12 @@
-/** The page `ferry serve` shows: a Dashboard uploading to the same server's tus endpoint. */
+/**
+ * The page `ferry serve` shows: the full Dashboard uploading to the same server's tus endpoint,
+ * with link import and camera panels talking to the same server as companion.
+ * `?modal` shows it as a modal behind a button; `?theme=dark|auto` picks the theme.
+ */
 import { Ferry, TusUploader } from '@ferry/core';
-import { Dashboard, FerryProvider } from '@ferry/react';
+import { Dashboard, FerryProvider, type Theme } from '@ferry/react';
 import '@ferry/react/styles.css';
+import './demo.css';
 import { useState } from 'react';
 
 declare global {
@@ -11,17 +16,46 @@ declare global {
   }
 }
 
+const params = new URLSearchParams(window.location.search);
+const theme = (params.get('theme') as Theme | null) ?? 'light';
+const companionUrl = window.location.origin;
+
+// One engine per page, made outside React so StrictMode's double render cannot make two.
+const ferry = new Ferry({ uploader: new TusUploader({ endpoint: '/files/' }) });
+window.ferry = ferry;
+
 export function App() {
-  const [ferry] = useState(() => {
-    const instance = new Ferry({ uploader: new TusUploader({ endpoint: '/files/' }) });
-    window.ferry = instance;
-    return instance;
-  });
+  const [open, setOpen] = useState(false);
+  const dashboard = {
+    theme,
+    link: { companionUrl },
+    camera: true,
+    onDone: () => {
+      ferry.removeFiles([...ferry.getState().fileIds]);
+      setOpen(false);
+    },
+  } as const;
   return (
-    <main style={{ maxWidth: 780, margin: '40px auto', padding: '0 12px', fontFamily: 'system-ui, sans-serif' }}>
-      <h1 style={{ fontSize: 22 }}>Ferry</h1>
+    <main className="demo" data-theme={theme}>
+      <h1>Ferry</h1>
       <FerryProvider ferry={ferry}>
-        <Dashboard inline />
+        {params.has('modal') ? (
+          <>
+            <button type="button" className="ferry-button ferry-primary" onClick={() => setOpen(true)}>
+              Upload files
+            </button>
+            <Dashboard
+              {...dashboard}
+              modal
+              open={open}
+              onRequestClose={() => setOpen(false)}
+              closeOnClickOutside
+              browserBackButtonClose
+            />
+          </>
+        ) : (
+          <Dashboard {...dashboard} inline />
+        )}
       </FerryProvider>
     </main>
   );

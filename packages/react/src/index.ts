@@ -1,10 +1,33 @@
 /**
  * @ferry/react: React bindings for @ferry/core. Components read state only through
  * {@link useFerryState}; none holds upload state of its own.
+ *
+ * Layout: `context.tsx` (provider and hooks), `i18n.ts` (strings via `ferry.i18n`),
+ * `dom/` (framework-free drop and folder reading), `hooks/` (useDropzone, useVirtualList),
+ * `thumbnails/` (off-main-thread previews), `components/` (Dashboard and its parts),
+ * `panels/` (link import, camera), `speed.ts` (smoothed speed and ETA).
  */
-export { Dashboard, type DashboardProps } from './components/Dashboard.tsx';
-export { DropArea } from './components/DropArea.tsx';
+export { AddFiles } from './components/AddFiles.tsx';
+export { Dashboard, type DashboardProps, type ExtraPanel, type Theme } from './components/Dashboard.tsx';
+export { DropZone, type DropZoneProps } from './components/DropZone.tsx';
+export { FileCard, type MetaField } from './components/FileCard.tsx';
+export { FileInput, type FileInputProps } from './components/FileInput.tsx';
 export { FileList } from './components/FileList.tsx';
-export { StatusBar } from './components/StatusBar.tsx';
+export { FileRow } from './components/FileRow.tsx';
+export { Informer } from './components/Informer.tsx';
+export { Modal, type ModalOptions } from './components/Modal.tsx';
+export { overallState, StatusBar } from './components/StatusBar.tsx';
+export { Thumbnail } from './components/Thumbnail.tsx';
 export { FerryProvider, useFerry, useFerryState } from './context.tsx';
+export { createDropzone, type Dropzone, type DropzoneOptions } from './dom/dropzone.ts';
+export { filesFromDataTransfer } from './dom/entries.ts';
 export { formatBytes } from './format.ts';
+export { useDropzone } from './hooks/useDropzone.ts';
+export { useVirtualList, visibleRange } from './hooks/useVirtualList.ts';
+export { dashboardStrings, useI18n } from './i18n.ts';
+export { Camera, type CameraProps } from './panels/Camera.tsx';
+export { type CameraMode, extensionFor } from './panels/camera.ts';
+export { importLink, LinkImport } from './panels/LinkImport.tsx';
+export { fetchUrlMeta, normaliseUrl } from './panels/link.ts';
+export { createSpeedEstimator } from './speed.ts';
+export { ThumbnailGenerator, thumbnailsFor } from './thumbnails/generator.ts';

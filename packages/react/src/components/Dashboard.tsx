@@ -1,21 +1,194 @@
-/** The full upload UI: drop area, file list and status bar in one box. */
-import { DropArea } from './DropArea.tsx';
+/**
+ * The full upload UI built from the parts: drop zone with the file inputs, file list, status bar,
+ * informer, and panels (link, camera, file card) sliding over it. Inline, or modal via {@link Modal}.
+ */
+import { type ClipboardEvent, type CSSProperties, type ReactNode, useState } from 'react';
+import { useFerry, useFerryState } from '../context.tsx';
+import { describe } from '../dom/entries.ts';
+import { useI18n } from '../i18n.ts';
+import { Camera, type CameraProps } from '../panels/Camera.tsx';
+import { importLink, LinkImport } from '../panels/LinkImport.tsx';
+import { AddFiles, type SourceButton, SourceButtons } from './AddFiles.tsx';
+import { DropZone } from './DropZone.tsx';
+import { FileCard, type MetaField } from './FileCard.tsx';
+import { FileInput } from './FileInput.tsx';
 import { FileList } from './FileList.tsx';
+import { Informer } from './Informer.tsx';
+import { icons } from './icons.tsx';
+import { Modal, type ModalOptions } from './Modal.tsx';
+import { Panel } from './Panel.tsx';
 import { StatusBar } from './StatusBar.tsx';
 
-export interface DashboardProps {
-  /** Render in the page flow (the only mode so far). */
+export type Theme = 'light' | 'dark' | 'auto';
+
+export interface DashboardProps extends ModalOptions {
+  /** Render in the page flow (default) or, with `modal`, as a dialog opened by `open`. */
   inline?: boolean;
+  modal?: boolean;
   width?: number | string;
   height?: number | string;
+  theme?: Theme;
+  /** Enables the link-import panel, talking to this companion. */
+  link?: { companionUrl: string } | false;
+  /** Enables the camera panel. */
+  camera?: CameraProps | boolean;
+  /** Offer "browse folders" beside "browse files" (default true). */
+  folders?: boolean;
+  /** Meta fields the file card edits (default: name). */
+  metaFields?: MetaField[];
+  /** Done in the complete state; by default clears the list (and closes the modal). */
+  onDone?(): void;
+  /** Extra panels, e.g. cloud providers: `{ id, label, icon, render }`. */
+  panels?: ExtraPanel[];
 }
 
-export function Dashboard({ width = 750, height = 550 }: DashboardProps) {
+export interface ExtraPanel {
+  id: string;
+  label: string;
+  icon?: ReactNode;
+  render(close: () => void): ReactNode;
+}
+
+type View = { kind: 'main' } | { kind: 'panel'; id: string } | { kind: 'card'; fileId: string };
+
+export function Dashboard(props: DashboardProps) {
+  const { modal, width = 750, height = 550, theme = 'light' } = props;
+  const t = useI18n();
+  const style: CSSProperties = modal ? {} : { width, height };
+  const body = <DashboardBody {...props} style={style} data-theme={theme} label={t('dashboardLabel')} />;
+  if (!modal) return body;
   return (
-    <section className="ferry-dashboard" style={{ width, height }} aria-label="File upload">
-      <DropArea />
-      <FileList />
-      <StatusBar />
-    </section>
+    <Modal {...props} width={width} height={height} theme={theme}>
+      {body}
+    </Modal>
+  );
+}
+
+function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-theme': Theme; label: string }) {
+  const { link, camera, folders = true, metaFields, panels = [] } = props;
+  const ferry = useFerry();
+  const t = useI18n();
+  const [view, setView] = useState<View>({ kind: 'main' });
+  const hasFiles = useFerryState((s) => s.fileIds.length > 0);
+  const count = useFerryState((s) => s.fileIds.length);
+  const main = () => setView({ kind: 'main' });
+
+  const sources: SourceButton[] = [];
+  if (link)
+    sources.push({
+      id: 'link',
+      label: t('link'),
+      icon: icons.link,
+      onClick: () => setView({ kind: 'panel', id: 'link' }),
+    });
+  if (camera)
+    sources.push({
+      id: 'camera',
+      label: t('camera'),
+      icon: icons.camera,
+      onClick: () => setView({ kind: 'panel', id: 'camera' }),
+    });
+  for (const p of panels)
+    sources.push({
+      id: p.id,
+      label: p.label,
+      icon: p.icon ?? icons.folder,
+      onClick: () => setView({ kind: 'panel', id: p.id }),
+    });
+
+  const onPaste = (event: ClipboardEvent<HTMLDivElement>) => {
+    const target = event.target as HTMLElement;
+    if (target.closest('input, textarea, [contenteditable="true"]')) return;
+    const data = event.clipboardData;
+    const files = Array.from(data.files ?? []);
+    if (files.length > 0) {
+      event.preventDefault();
+      ferry.addFiles(files.map((f) => describe(f)));
+      return;
+    }
+    const text = data.getData('text/plain').trim();
+    if (link && /^(https?:\/\/|www\.)\S+$/i.test(text)) {
+      event.preventDefault();
+      void importLink(ferry, t, link.companionUrl, text);
+    }
+  };
+
+  const onDone =
+    props.onDone ??
+    (() => {
+      ferry.removeFiles([...ferry.getState().fileIds]);
+      props.onRequestClose?.();
+    });
+
+  let panel: ReactNode = null;
+  if (view.kind === 'card') {
+    panel = (
+      <Panel name="card" title={t('editFile')} onBack={main}>
+        <FileCard id={view.fileId} metaFields={metaFields} onDone={main} />
+      </Panel>
+    );
+  } else if (view.kind === 'panel' && view.id === 'link' && link) {
+    panel = (
+      <Panel name="link" title={t('link')} onBack={main}>
+        <LinkImport companionUrl={link.companionUrl} onImported={main} />
+      </Panel>
+    );
+  } else if (view.kind === 'panel' && view.id === 'camera' && camera) {
+    panel = (
+      <Panel name="camera" title={t('camera')} onBack={main}>
+        <Camera {...(camera === true ? {} : camera)} onCaptured={main} />
+      </Panel>
+    );
+  } else if (view.kind === 'panel') {
+    const extra = panels.find((p) => p.id === view.id);
+    if (extra)
+      panel = (
+        <Panel name={extra.id} title={extra.label} onBack={main}>
+          {extra.render(main)}
+        </Panel>
+      );
+  }
+
+  return (
+    <DropZone
+      className="ferry-dashboard"
+      style={props.style}
+      data-theme={props['data-theme']}
+      role="region"
+      aria-label={props.label}
+      tabIndex={-1}
+      onPaste={onPaste}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape' && view.kind !== 'main') {
+          e.stopPropagation();
+          main();
+        }
+      }}
+    >
+      <div className="ferry-main" inert={panel !== null}>
+        {hasFiles ? (
+          <>
+            <div className="ferry-toolbar">
+              <span className="ferry-toolbar-title">{t('xFilesSelected', { smart_count: count })}</span>
+              <span className="ferry-toolbar-actions">
+                <FileInput className="ferry-source">{t('addMore')}</FileInput>
+                {folders && (
+                  <FileInput directory className="ferry-source">
+                    {t('browseFolders')}
+                  </FileInput>
+                )}
+                <SourceButtons sources={sources} />
+              </span>
+            </div>
+            <FileList onEdit={(fileId) => setView({ kind: 'card', fileId })} />
+          </>
+        ) : (
+          <AddFiles sources={sources} folders={folders} />
+        )}
+        <StatusBar onDone={onDone} />
+      </div>
+      {panel}
+      <Informer />
+    </DropZone>
   );
 }

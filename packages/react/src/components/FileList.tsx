@@ -1,42 +1,40 @@
-/** One row per file: name, size, state and a progress bar. */
-import { useFerry, useFerryState } from '../context.tsx';
-import { formatBytes } from '../format.ts';
+/** The files, virtualised: only the rows in view are in the DOM, so 10,000 files scroll smoothly. */
+import { useRef } from 'react';
+import { useFerryState } from '../context.tsx';
+import { useVirtualList } from '../hooks/useVirtualList.ts';
+import { useI18n } from '../i18n.ts';
+import { FileRow } from './FileRow.tsx';
 
-export function FileList() {
-  const ids = useFerryState((s) => s.fileIds);
-  if (ids.length === 0) return null;
-  return (
-    <ul className="ferry-files" aria-label="Files">
-      {ids.map((id) => (
-        <FileRow key={id} id={id} />
-      ))}
-    </ul>
-  );
+export const ROW_HEIGHT = 64;
+
+export interface FileListProps {
+  onEdit?(id: string): void;
+  rowHeight?: number;
 }
 
-function FileRow({ id }: { id: string }) {
-  const ferry = useFerry();
-  const file = useFerryState((s) => s.files[id]);
-  if (!file) return null;
-  const { percentage } = file.progress;
+export function FileList({ onEdit, rowHeight = ROW_HEIGHT }: FileListProps) {
+  const t = useI18n();
+  const ids = useFerryState((s) => s.fileIds);
+  const scroller = useRef<HTMLDivElement>(null);
+  const range = useVirtualList(scroller, ids.length, rowHeight);
   return (
-    <li className="ferry-file" data-state={file.state} data-testid="ferry-file">
-      <span className="ferry-file-name" title={file.name}>
-        {file.name}
-      </span>
-      <span className="ferry-file-size">{formatBytes(file.size)}</span>
-      <progress max={100} value={percentage} aria-label={`${file.name} upload progress`} />
-      <span className="ferry-file-state">{file.error ? file.error.message : file.state}</span>
-      {file.state !== 'uploading' && (
-        <button
-          type="button"
-          className="ferry-link"
-          onClick={() => ferry.removeFile(id)}
-          aria-label={`Remove ${file.name}`}
-        >
-          ×
-        </button>
-      )}
-    </li>
+    <div className="ferry-files-scroll" ref={scroller} data-testid="ferry-files">
+      <ul
+        className="ferry-files"
+        aria-label={t('filesList')}
+        style={{ paddingTop: range.before, paddingBottom: range.after }}
+      >
+        {ids.slice(range.start, range.end).map((id, i) => (
+          <FileRow
+            key={id}
+            id={id}
+            onEdit={onEdit}
+            index={range.start + i}
+            setSize={ids.length}
+            style={{ height: rowHeight }}
+          />
+        ))}
+      </ul>
+    </div>
   );
 }

@@ -1,47 +1,166 @@
-/** Total progress and the Upload action. */
+/**
+ * Total progress, bytes of total, smoothed speed and time left, and the action that fits the
+ * overall state: waiting, preprocessing, uploading, paused, postprocessing, complete or error.
+ */
+import type { FerryState } from '@ferry/core';
+import { useEffect, useRef, useState } from 'react';
 import { useFerry, useFerryState } from '../context.tsx';
+import { formatBytes } from '../format.ts';
+import { useI18n } from '../i18n.ts';
+import { createSpeedEstimator, formatDuration } from '../speed.ts';
 
-export function StatusBar() {
+export type OverallState =
+  | 'empty'
+  | 'waiting'
+  | 'preprocessing'
+  | 'uploading'
+  | 'paused'
+  | 'postprocessing'
+  | 'complete'
+  | 'error';
+
+export interface Counts {
+  waiting: number;
+  preprocessing: number;
+  uploading: number;
+  postprocessing: number;
+  paused: number;
+  complete: number;
+  error: number;
+}
+
+/** Counts by state as one string, so the selector result compares by value. */
+function countKey(s: FerryState): string {
+  const c: Counts = { waiting: 0, preprocessing: 0, uploading: 0, postprocessing: 0, paused: 0, complete: 0, error: 0 };
+  for (const id of s.fileIds) {
+    const state = s.files[id]?.state;
+    if (state) c[state] += 1;
+  }
+  return `${c.waiting}:${c.preprocessing}:${c.uploading}:${c.postprocessing}:${c.paused}:${c.complete}:${c.error}`;
+}
+
+function parse(key: string): Counts {
+  const [waiting, preprocessing, uploading, postprocessing, paused, complete, error] = key
+    .split(':')
+    .map(Number) as number[];
+  return {
+    waiting: waiting ?? 0,
+    preprocessing: preprocessing ?? 0,
+    uploading: uploading ?? 0,
+    postprocessing: postprocessing ?? 0,
+    paused: paused ?? 0,
+    complete: complete ?? 0,
+    error: error ?? 0,
+  };
+}
+
+/** The one state the bar shows for a mix of file states. */
+export function overallState(c: Counts): OverallState {
+  const all = c.waiting + c.preprocessing + c.uploading + c.postprocessing + c.paused + c.complete + c.error;
+  if (all === 0) return 'empty';
+  if (c.uploading > 0) return 'uploading';
+  if (c.preprocessing > 0) return 'preprocessing';
+  if (c.postprocessing > 0) return 'postprocessing';
+  if (c.paused > 0) return 'paused';
+  if (c.waiting > 0) return 'waiting';
+  if (c.error > 0) return 'error';
+  return 'complete';
+}
+
+export interface StatusBarProps {
+  /** The Done button (complete state); hidden when not given. */
+  onDone?(): void;
+}
+
+export function StatusBar({ onDone }: StatusBarProps) {
   const ferry = useFerry();
+  const t = useI18n();
+  const counts = parse(useFerryState(countKey));
   const total = useFerryState((s) => s.totalProgress);
-  const counts = useFerryState((s) => countKey(s.fileIds, s.files));
-  const [waiting, uploading, complete, failed] = counts.split(':').map(Number) as [number, number, number, number];
-  const all = waiting + uploading + complete + failed;
-  if (all === 0) return null;
+  const uploaded = useFerryState((s) => s.totals?.bytesUploaded ?? 0);
+  const bytesTotal = useFerryState((s) => s.totals?.bytesTotal ?? 0);
+  const state = overallState(counts);
+  const speed = useSmoothedSpeed(uploaded, state === 'uploading');
+  if (state === 'empty') return null;
 
+  const pct = Math.round(total);
   let label: string;
-  if (uploading > 0) label = `Uploading: ${total}%`;
-  else if (failed > 0) label = `${failed} failed`;
-  else if (waiting === 0) label = 'Complete';
-  else label = `${waiting} file${waiting === 1 ? '' : 's'} ready`;
+  if (state === 'uploading') label = `${t('uploading')}: ${pct}%`;
+  else if (state === 'preprocessing') label = t('preprocessing');
+  else if (state === 'postprocessing') label = t('postprocessing');
+  else if (state === 'paused') label = `${t('paused')}: ${pct}%`;
+  else if (state === 'waiting') label = t('xFilesSelected', { smart_count: counts.waiting });
+  else if (state === 'error') label = t('xFilesFailed', { smart_count: counts.error });
+  else label = t('complete');
+
+  const eta = speed.eta(Math.max(0, bytesTotal - uploaded));
+  const showDetails = state === 'uploading' || state === 'paused';
+  const button = (key: string, onClick: () => void, primary = false) => (
+    <button type="button" className={`ferry-button${primary ? ' ferry-primary' : ''}`} onClick={onClick}>
+      {key}
+    </button>
+  );
 
   return (
-    <div className="ferry-status" role="status" aria-live="polite">
-      <progress max={100} value={total} aria-label="Total upload progress" />
-      <span className="ferry-status-label" data-testid="ferry-status">
-        {label}
-      </span>
-      {waiting > 0 && uploading === 0 && (
-        <button type="button" className="ferry-button ferry-primary" onClick={() => void ferry.upload()}>
-          Upload {waiting} file{waiting === 1 ? '' : 's'}
-        </button>
-      )}
+    <div className="ferry-status" data-state={state}>
+      <div
+        className="ferry-status-progress"
+        role="progressbar"
+        aria-label={t('totalProgress')}
+        aria-valuemin={0}
+        aria-valuemax={100}
+        aria-valuenow={pct}
+      >
+        <div className="ferry-status-fill" style={{ transform: `scaleX(${pct / 100})` }} />
+      </div>
+      <div className="ferry-status-text" role="status" aria-live="polite">
+        <span className="ferry-status-label" data-testid="ferry-status">
+          {label}
+        </span>
+        {showDetails && (
+          <span className="ferry-status-details">
+            {t('dataUploadedOfTotal', { complete: formatBytes(uploaded), total: formatBytes(bytesTotal) })}
+            {state === 'uploading' && speed.speed() > 0 && (
+              <>
+                {' · '}
+                {t('uploadSpeed', { speed: formatBytes(Math.round(speed.speed())) })}
+                {eta !== null && ` · ${t('xTimeLeft', { time: formatDuration(eta) })}`}
+              </>
+            )}
+          </span>
+        )}
+      </div>
+      <div className="ferry-status-actions">
+        {state === 'waiting' &&
+          button(t('uploadXFiles', { smart_count: counts.waiting }), () => void ferry.upload(), true)}
+        {state === 'uploading' && button(t('pauseAll'), () => ferry.pauseAll())}
+        {state === 'paused' && button(t('resumeAll'), () => ferry.resumeAll(), true)}
+        {state === 'error' && button(t('retryAll'), () => void ferry.retryAll(), true)}
+        {(state === 'uploading' || state === 'paused' || state === 'preprocessing' || state === 'error') &&
+          button(t('cancel'), () => ferry.cancelAll())}
+        {state === 'complete' && onDone && button(t('done'), onDone, true)}
+      </div>
     </div>
   );
 }
 
-/** Counts by state as one string, so the selector result compares by value. */
-function countKey(ids: readonly string[], files: Readonly<Record<string, { state: string }>>): string {
-  let waiting = 0;
-  let uploading = 0;
-  let complete = 0;
-  let failed = 0;
-  for (const id of ids) {
-    const state = files[id]?.state;
-    if (state === 'waiting') waiting += 1;
-    else if (state === 'complete') complete += 1;
-    else if (state === 'error') failed += 1;
-    else uploading += 1;
-  }
-  return `${waiting}:${uploading}:${complete}:${failed}`;
+/** Feeds byte totals into a smoothed estimator once a second while uploading. */
+function useSmoothedSpeed(uploaded: number, active: boolean) {
+  const [estimator] = useState(() => createSpeedEstimator());
+  const latest = useRef(uploaded);
+  latest.current = uploaded;
+  const [, tick] = useState(0);
+  useEffect(() => {
+    if (!active) {
+      estimator.reset();
+      return;
+    }
+    estimator.sample(performance.now(), latest.current);
+    const timer = setInterval(() => {
+      estimator.sample(performance.now(), latest.current);
+      tick((n) => n + 1);
+    }, 1000);
+    return () => clearInterval(timer);
+  }, [active, estimator]);
+  return estimator;
 }

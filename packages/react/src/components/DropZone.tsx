@@ -1,0 +1,29 @@
+/**
+ * A drop target for files and folders with a drop hint. Wraps any content; the Dashboard wraps
+ * itself in one. Uses {@link useDropzone}, so the behaviour is also available without this markup.
+ */
+import type { FileDescriptor } from '@ferry/core';
+import type { HTMLAttributes, ReactNode } from 'react';
+import { useDropzone } from '../hooks/useDropzone.ts';
+import { useI18n } from '../i18n.ts';
+
+export interface DropZoneProps extends HTMLAttributes<HTMLDivElement> {
+  onFiles?(files: FileDescriptor[]): void;
+  disabled?: boolean;
+  children?: ReactNode;
+}
+
+export function DropZone({ onFiles, disabled, children, className = '', ...rest }: DropZoneProps) {
+  const t = useI18n();
+  const { isDragActive, getRootProps } = useDropzone({ onFiles, disabled });
+  return (
+    <div {...getRootProps(rest)} className={`ferry-dropzone ${className}`} data-over={isDragActive || undefined}>
+      {children}
+      {isDragActive && (
+        <div className="ferry-drop-hint" aria-hidden="true">
+          {t('dropHint')}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,113 @@
+/** One file: thumbnail, name, size, state, progress, and its actions (pause, retry, edit, remove). */
+import type { FerryFile } from '@ferry/core';
+import { memo } from 'react';
+import { useFerry, useFerryState } from '../context.tsx';
+import { formatBytes } from '../format.ts';
+import { useI18n } from '../i18n.ts';
+import { icons } from './icons.tsx';
+import { Thumbnail } from './Thumbnail.tsx';
+
+export interface FileRowProps {
+  id: string;
+  /** Opens the file card (meta editor and error detail). */
+  onEdit?(id: string): void;
+  style?: React.CSSProperties;
+  index?: number;
+  setSize?: number;
+}
+
+const ACTIVE = new Set(['uploading', 'preprocessing', 'postprocessing']);
+
+function stateText(file: FerryFile, t: (k: string) => string): string {
+  if (file.state === 'error') return file.error?.message ?? t('error');
+  if (file.state === 'preprocessing' && file.progress.preprocess) return file.progress.preprocess.message;
+  if (file.state === 'postprocessing' && file.progress.postprocess) return file.progress.postprocess.message;
+  if (file.state === 'uploading') return `${Math.round(file.progress.percentage)}%`;
+  return t(file.state);
+}
+
+export const FileRow = memo(function FileRow({ id, onEdit, style, index, setSize }: FileRowProps) {
+  const ferry = useFerry();
+  const t = useI18n();
+  const file = useFerryState((s) => s.files[id]);
+  if (!file) return null;
+  const active = ACTIVE.has(file.state);
+  const canPause = file.state === 'uploading' || file.state === 'paused';
+  const folder = file.relativePath?.includes('/') ? file.relativePath.slice(0, file.relativePath.lastIndexOf('/')) : '';
+  return (
+    <li
+      className="ferry-file"
+      data-state={file.state}
+      data-testid="ferry-file"
+      style={style}
+      aria-posinset={index === undefined ? undefined : index + 1}
+      aria-setsize={setSize}
+    >
+      <Thumbnail id={id} />
+      <span className="ferry-file-main">
+        <span className="ferry-file-name" title={file.relativePath ?? file.name}>
+          {file.name}
+        </span>
+        <span className="ferry-file-meta">
+          {formatBytes(file.size)}
+          {folder && <span className="ferry-file-path"> · {folder}</span>}
+          {' · '}
+          <span className="ferry-file-state">{stateText(file, t)}</span>
+        </span>
+        <progress
+          className="ferry-file-progress"
+          max={100}
+          value={file.progress.percentage}
+          aria-label={t('fileProgress', { file: file.name })}
+          hidden={file.state === 'waiting'}
+        />
+      </span>
+      <span className="ferry-file-actions">
+        {canPause && (
+          <button
+            type="button"
+            className="ferry-icon-button"
+            onClick={() => ferry.pauseResume(id)}
+            aria-label={`${t(file.isPaused ? 'resumeUpload' : 'pauseUpload')} ${file.name}`}
+            title={t(file.isPaused ? 'resumeUpload' : 'pauseUpload')}
+          >
+            {file.isPaused ? icons.play : icons.pause}
+          </button>
+        )}
+        {file.state === 'error' && (
+          <button
+            type="button"
+            className="ferry-icon-button"
+            onClick={() => void ferry.retryUpload(id)}
+            aria-label={`${t('retryUpload')} ${file.name}`}
+            title={t('retryUpload')}
+          >
+            {icons.retry}
+          </button>
+        )}
+        {onEdit && !active && (
+          <button
+            type="button"
+            className="ferry-icon-button"
+            onClick={() => onEdit(id)}
+            aria-label={`${t(file.state === 'error' ? 'details' : 'editFile')} ${file.name}`}
+            title={t(file.state === 'error' ? 'details' : 'editFile')}
+          >
+            {icons.edit}
+          </button>
+        )}
+        {file.state !== 'complete' && (
+          <button
+            type="button"
+            className="ferry-icon-button"
+            onClick={() => ferry.removeFile(id)}
+            aria-label={`${t('removeFile')} ${file.name}`}
+            title={t('removeFile')}
+          >
+            {icons.close}
+          </button>
+        )}
+      </span>
+    </li>
+  );
+});
