@@ -1,7 +1,8 @@
 /**
  * The page `ferry serve` shows: the full Dashboard uploading to the same server's tus endpoint,
  * with link import and camera panels talking to the same server as companion.
- * `?modal` shows it as a modal behind a button; `?theme=dark|auto` picks the theme.
+ * `?modal` shows it as a modal behind a button; `?theme=dark|auto` picks the theme;
+ * `?countdown=N` counts N seconds down before a camera snapshot.
  */
 import { Ferry, TusUploader } from '@ferry/core';
 import { Dashboard, FerryProvider, type Theme } from '@ferry/react';
@@ -19,6 +20,7 @@ declare global {
 const params = new URLSearchParams(window.location.search);
 const theme = (params.get('theme') as Theme | null) ?? 'light';
 const companionUrl = window.location.origin;
+const countdown = Number(params.get('countdown') ?? 0);
 
 // One engine per page, made outside React so StrictMode's double render cannot make two.
 const ferry = new Ferry({ uploader: new TusUploader({ endpoint: '/files/' }) });
@@ -29,7 +31,7 @@ export function App() {
   const dashboard = {
     theme,
     link: { companionUrl },
-    camera: true,
+    camera: countdown > 0 ? { countdown } : true,
     onDone: () => {
       ferry.removeFiles([...ferry.getState().fileIds]);
       setOpen(false);

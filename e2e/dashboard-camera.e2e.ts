@@ -1,0 +1,94 @@
+/**
+ * The camera panel with Chromium's fake camera and microphone: a snapshot after a countdown and
+ * 'Smile!', and a short recording; both upload and the server stores exactly the captured bytes.
+ */
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { sha256, statusText, storedWithMeta } from './dashboard-support.ts';
+import { type Browser, launchBrowser } from './support/browser.ts';
+import { type RunningFerry, startFerry } from './support/ferry.ts';
+
+let ferry: RunningFerry;
+let browser: Browser;
+
+beforeAll(async () => {
+  ferry = await startFerry();
+  browser = await launchBrowser({ fakeMedia: true });
+});
+afterAll(async () => {
+  await browser?.close();
+  await ferry?.stop();
+});
+
+/** The bytes of the engine's file `name`, read in the page. */
+async function capturedSha(page: Page, name: string): Promise<{ sha: string; type: string; head: number[] }> {
+  const { b64, type } = await page.evaluate(async (n) => {
+    const file = window.ferry?.getFiles().find((f) => f.name === n);
+    const buf = new Uint8Array(await (file?.data as Blob).arrayBuffer());
+    let s = '';
+    for (let i = 0; i < buf.length; i += 1) s += String.fromCharCode(buf[i] as number);
+    return { b64: btoa(s), type: file?.type ?? '' };
+  }, name);
+  const bytes = Buffer.from(b64, 'base64');
+  return { sha: sha256(bytes), type, head: [...bytes.subarray(0, 4)] };
+}
+
+async function openCamera(page: Page, mode: string) {
+  await page.getByRole('button', { name: 'Camera' }).click();
+  await page.getByRole('combobox', { name: 'Camera mode' }).selectOption(mode);
+  await expect.poll(() => page.locator('.ferry-camera').getAttribute('data-status'), { timeout: 15_000 }).toBe('ready');
+}
+
+test('a picture after the countdown and Smile! uploads as cam-{timestamp}.jpg', async () => {
+  const page = await browser.context.newPage();
+  await page.goto(`${ferry.url}/?countdown=1`);
+  await openCamera(page, 'picture');
+  expect(await page.locator('.ferry-camera video').getAttribute('data-mirrored')).toBe('true');
+
+  const before = Date.now();
+  await page.getByRole('button', { name: 'Take a picture' }).click();
+  await expect.poll(() => page.locator('.ferry-camera-overlay').textContent()).toBe('1…');
+  await expect.poll(() => page.locator('.ferry-camera-overlay').textContent(), { timeout: 3000 }).toBe('Smile!');
+  await expect.poll(() => page.getByTestId('ferry-toast').first().textContent()).toContain('Smile!');
+  await expect.poll(() => page.getByTestId('ferry-file').count(), { timeout: 5000 }).toBe(1);
+
+  const name = (await page.locator('.ferry-file-name').textContent()) ?? '';
+  expect(name).toMatch(/^cam-\d+\.jpg$/);
+  const stamp = Number(name.slice(4, -4));
+  // Countdown (1 s) then 'Smile!' for 1500 ms before the snapshot.
+  expect(stamp - before).toBeGreaterThanOrEqual(2400);
+  const captured = await capturedSha(page, name);
+  expect(captured.type).toBe('image/jpeg');
+  expect(captured.head.slice(0, 3)).toEqual([0xff, 0xd8, 0xff]);
+
+  await page.getByRole('button', { name: 'Upload 1 file' }).click();
+  await expect.poll(() => statusText(page), { timeout: 30_000 }).toBe('Complete');
+  const stored = (await storedWithMeta(ferry.dataDir)).find((s) => s.filename === name);
+  expect(stored?.sha256).toBe(captured.sha);
+  await page.close();
+});
+
+test('a short recording uploads as webcam-{timestamp}.webm', async () => {
+  const page = await browser.context.newPage();
+  await page.goto(`${ferry.url}/`);
+  await openCamera(page, 'video-audio');
+  await page.getByRole('button', { name: 'Begin video recording' }).click();
+  await expect.poll(() => page.locator('.ferry-camera').getAttribute('data-recording')).toBe('true');
+  // A recording needs real time to pass; a second of fake video is enough.
+  await page.waitForTimeout(1200);
+  await page.getByRole('button', { name: 'Stop video recording' }).click();
+  await expect.poll(() => page.getByTestId('ferry-file').count(), { timeout: 10_000 }).toBe(1);
+
+  const name = (await page.locator('.ferry-file-name').textContent()) ?? '';
+  expect(name).toMatch(/^webcam-\d+\.webm$/);
+  const captured = await capturedSha(page, name);
+  expect(captured.type).toBe('video/webm');
+  // EBML magic of a WebM/Matroska file.
+  expect(captured.head).toEqual([0x1a, 0x45, 0xdf, 0xa3]);
+
+  await page.getByRole('button', { name: 'Upload 1 file' }).click();
+  await expect.poll(() => statusText(page), { timeout: 30_000 }).toBe('Complete');
+  const stored = (await storedWithMeta(ferry.dataDir)).find((s) => s.filename === name);
+  expect(stored?.sha256).toBe(captured.sha);
+  await page.close();
+});

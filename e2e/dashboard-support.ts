@@ -1,0 +1,45 @@
+/** Helpers the Dashboard specs share: stored tus metadata, page set-up, screenshots. */
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { repoRoot, sha256, storedTusUploads } from './support/ferry.ts';
+
+export interface StoredWithMeta {
+  filename: string | undefined;
+  relativePath: string | undefined;
+  sha256: string;
+  size: number;
+}
+
+/** Every stored tus upload with its filename and relativePath metadata. */
+export async function storedWithMeta(dataDir: string): Promise<StoredWithMeta[]> {
+  const stored = await storedTusUploads(dataDir);
+  const out: StoredWithMeta[] = [];
+  for (const s of stored) {
+    const info = JSON.parse(await readFile(join(dataDir, 'tus', `${s.id}.info`), 'utf8')) as {
+      metadata: Record<string, number[] | null>;
+    };
+    const raw = info.metadata.relativePath;
+    out.push({
+      filename: s.filename,
+      relativePath: raw ? Buffer.from(raw).toString('utf8') : undefined,
+      sha256: s.sha256,
+      size: s.size,
+    });
+  }
+  return out;
+}
+
+export { sha256 };
+
+/** Waits until the status bar says `text`. */
+export async function statusText(page: Page): Promise<string | null> {
+  return page.getByTestId('ferry-status').textContent();
+}
+
+export const screenshotDir = join(repoRoot, 'e2e', 'screenshots');
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(screenshotDir, { recursive: true });
+  await page.screenshot({ path: join(screenshotDir, `${name}.png`) });
+}
