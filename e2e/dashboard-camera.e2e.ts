@@ -24,7 +24,8 @@ afterAll(async () => {
 async function capturedSha(page: Page, name: string): Promise<{ sha: string; type: string; head: number[] }> {
   const { b64, type } = await page.evaluate(async (n) => {
     const file = window.ferry?.getFiles().find((f) => f.name === n);
-    const buf = new Uint8Array(await (file?.data as Blob).arrayBuffer());
+    if (!file?.data) throw new Error(`no captured file ${n}`);
+    const buf = new Uint8Array(await file.data.arrayBuffer());
     let s = '';
     for (let i = 0; i < buf.length; i += 1) s += String.fromCharCode(buf[i] as number);
     return { b64: btoa(s), type: file?.type ?? '' };
