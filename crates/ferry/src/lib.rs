@@ -33,9 +33,17 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
             max_size: config.max_size,
         },
     );
+    // The plain form endpoint (XHR uploader, HTML forms) beside tus, same size cap.
+    let form = ferry_form::FormState::open(ferry_form::FormConfig {
+        dir: config.data_dir.join("form"),
+        max_size: config.max_size,
+        base_path: "/upload".to_owned(),
+    })
+    .await?;
     let app = Router::new()
         .route("/health", get(|| async { (StatusCode::OK, "ok\n") }))
         .merge(ferry_tus::router(tus))
+        .merge(ferry_form::router(form))
         .merge(ferry_companion::router(Default::default()))
         .merge(ui::router(&config.ui_dir()))
         .layer(

@@ -1,0 +1,48 @@
+//! Errors of the form endpoint: one enum, one status mapping, one JSON body. Internal causes
+//! are logged and never echoed to the client.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+/// Everything a request to the endpoint can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum FormError {
+    /// The request is malformed (no file, bad multipart, bad name...).
+    #[error("{0}")]
+    BadRequest(String),
+    /// A file is larger than the configured maximum.
+    #[error("File exceeds the maximum size of {max} bytes")]
+    TooLarge {
+        /// The configured maximum, in bytes.
+        max: u64,
+    },
+    /// No stored file has this id.
+    #[error("No such file")]
+    NotFound,
+    /// Disk trouble; logged, answered as a generic 500.
+    #[error("internal error")]
+    Io(#[from] std::io::Error),
+}
+
+impl FormError {
+    /// The HTTP status answered for this error.
+    pub fn status_code(&self) -> StatusCode {
+        match self {
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl IntoResponse for FormError {
+    fn into_response(self) -> Response {
+        if let Self::Io(cause) = &self {
+            tracing::error!(error = %cause, "form upload failed");
+        }
+        let body = serde_json::json!({ "message": self.to_string() });
+        (self.status_code(), Json(body)).into_response()
+    }
+}

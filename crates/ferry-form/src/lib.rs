@@ -1,0 +1,76 @@
+//! A plain upload endpoint for clients that do not speak tus (the widget's XHR uploader, HTML
+//! forms, `curl -F`): files arrive as a multipart form or as a raw body, are streamed to disk
+//! under one directory, and can be fetched back as attachments.
+//!
+//! # Layout
+//!
+//! - [`error`]: the crate's error enum, its status codes and JSON body `{ "message" }`.
+//! - [`store`]: files on disk (content + a small JSON sidecar), written chunk by chunk.
+//! - `upload`: `POST /upload` (multipart form, one file or a bundle of several).
+//! - `raw`: `PUT`/`POST /upload/raw?name=...` (the body is the file).
+//! - `download`: `GET /upload/{id}` (the stored bytes, as an attachment).
+
+pub mod error;
+pub mod store;
+
+mod download;
+mod raw;
+mod upload;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+
+pub use error::FormError;
+pub use store::FormStore;
+
+/// Settings of the endpoint.
+#[derive(Debug, Clone)]
+pub struct FormConfig {
+    /// Directory holding the stored files.
+    pub dir: PathBuf,
+    /// Largest accepted file, in bytes; `None` = no limit.
+    pub max_size: Option<u64>,
+    /// Path prefix of the routes (`/upload`); URLs in answers are built from it.
+    pub base_path: String,
+}
+
+/// Shared state of the routes.
+#[derive(Debug, Clone)]
+pub struct FormState {
+    pub(crate) store: Arc<FormStore>,
+    pub(crate) max_size: Option<u64>,
+    pub(crate) base_path: String,
+}
+
+impl FormState {
+    /// Opens (creating if needed) the directory of `config`.
+    pub async fn open(config: FormConfig) -> std::io::Result<Self> {
+        let store = FormStore::open(config.dir).await?;
+        Ok(Self {
+            store: Arc::new(store),
+            max_size: config.max_size,
+            base_path: config.base_path.trim_end_matches('/').to_owned(),
+        })
+    }
+
+    /// Where the stored file `id` can be fetched.
+    pub(crate) fn url_of(&self, id: &str) -> String {
+        format!("{}/{id}", self.base_path)
+    }
+}
+
+/// The endpoint's routes under `state.base_path`.
+pub fn router(state: FormState) -> Router {
+    let base = state.base_path.clone();
+    Router::new()
+        .route(&base, post(upload::handle))
+        .route(&format!("{base}/raw"), post(raw::handle).put(raw::handle))
+        .route(&format!("{base}/{{id}}"), get(download::handle))
+        // The size cap is enforced while streaming (per file), not by buffering the body.
+        .layer(DefaultBodyLimit::disable())
+        .with_state(state)
+}

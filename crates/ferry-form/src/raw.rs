@@ -1,0 +1,61 @@
+//! `PUT` or `POST /upload/raw?name=...`: the request body is the file. The answer is the same
+//! shape as the form endpoint's.
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Query, State};
+use axum::http::HeaderMap;
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::{FormError, FormState};
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct RawQuery {
+    name: Option<String>,
+}
+
+impl From<axum::Error> for FormError {
+    fn from(e: axum::Error) -> Self {
+        FormError::BadRequest(format!("Could not read the request body: {e}"))
+    }
+}
+
+pub(crate) async fn handle(
+    State(state): State<FormState>,
+    Query(query): Query<RawQuery>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, FormError> {
+    let name = query
+        .name
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "upload".to_owned());
+    let content_type = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/octet-stream")
+        .to_owned();
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    // Refuse before reading a byte when the client says up front that it is too big.
+    if let (Some(max), Some(len)) = (state.max_size, declared)
+        && len > max
+    {
+        return Err(FormError::TooLarge { max });
+    }
+    let stream = body.into_data_stream();
+    let (id, info) = state
+        .store
+        .save(name, content_type, stream, state.max_size)
+        .await?;
+    let url = state.url_of(&id);
+    let entry =
+        json!({ "name": info.name, "type": info.content_type, "size": info.size, "url": url });
+    Ok(Json(
+        json!({ "url": url, "name": info.name, "files": [entry] }),
+    ))
+}

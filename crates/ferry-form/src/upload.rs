@@ -1,0 +1,64 @@
+//! `POST /upload`: a multipart form with one or more file parts. Each part is streamed to the
+//! store; the answer names where each file can be fetched: `{ "url", "name", "files": [...] }`,
+//! `url` being the first file's (bundle uploads send several parts in one request).
+
+use axum::Json;
+use axum::extract::multipart::{MultipartError, MultipartRejection};
+use axum::extract::{Multipart, State};
+use serde_json::{Value, json};
+
+use crate::{FormError, FormState};
+
+impl From<MultipartError> for FormError {
+    fn from(e: MultipartError) -> Self {
+        FormError::BadRequest(format!("Invalid multipart body: {}", e.body_text()))
+    }
+}
+
+pub(crate) async fn handle(
+    State(state): State<FormState>,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Result<Json<Value>, FormError> {
+    let mut multipart = multipart.map_err(|e| FormError::BadRequest(e.body_text()))?;
+    let mut saved: Vec<(String, Value)> = Vec::new();
+    let outcome = async {
+        while let Some(field) = multipart.next_field().await? {
+            // Text fields carry meta; only parts with a file name are files.
+            let Some(name) = field.file_name().map(str::to_owned) else {
+                continue;
+            };
+            let content_type = field
+                .content_type()
+                .unwrap_or("application/octet-stream")
+                .to_owned();
+            let (id, info) = state
+                .store
+                .save(name, content_type, Box::pin(field), state.max_size)
+                .await?;
+            let entry = json!({
+                "name": info.name,
+                "type": info.content_type,
+                "size": info.size,
+                "url": state.url_of(&id),
+            });
+            saved.push((id, entry));
+        }
+        Ok::<(), FormError>(())
+    }
+    .await;
+    if let Err(e) = outcome {
+        // All or nothing: a bundle that fails part-way keeps none of its files.
+        for (id, _) in &saved {
+            state.store.remove(id).await;
+        }
+        return Err(e);
+    }
+    let Some((_, first)) = saved.first() else {
+        return Err(FormError::BadRequest(
+            "The form has no file part (a part with a filename)".to_owned(),
+        ));
+    };
+    let mut answer = json!({ "url": first["url"], "name": first["name"] });
+    answer["files"] = Value::Array(saved.into_iter().map(|(_, entry)| entry).collect());
+    Ok(Json(answer))
+}

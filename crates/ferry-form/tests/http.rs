@@ -1,0 +1,270 @@
+//! The form endpoint over real HTTP on loopback: what is stored (sha256) is what was sent, and
+//! bad input gets the exact status and message.
+
+use ferry_form::{FormConfig, FormState, router};
+use reqwest::multipart::{Form, Part};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+struct Server {
+    base: String,
+    _dir: tempfile::TempDir,
+}
+
+async fn start(max_size: Option<u64>) -> Server {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = FormState::open(FormConfig {
+        dir: dir.path().join("form"),
+        max_size,
+        base_path: "/upload".to_owned(),
+    })
+    .await
+    .expect("open store");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, router(state)).await });
+    Server {
+        base: format!("http://{addr}"),
+        _dir: dir,
+    }
+}
+
+fn digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn sample(len: usize, seed: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
+}
+
+async fn fetch(server: &Server, url: &str) -> reqwest::Response {
+    reqwest::get(format!("{}{url}", server.base))
+        .await
+        .expect("GET")
+}
+
+#[tokio::test]
+async fn form_upload_stores_the_exact_bytes_and_serves_them_as_attachment() {
+    let server = start(None).await;
+    let bytes = sample(3 * 1024 * 1024 + 7, 1);
+    let form = Form::new().text("name", "ignored meta").part(
+        "files[]",
+        Part::bytes(bytes.clone())
+            .file_name("photo é.jpg")
+            .mime_str("image/jpeg")
+            .expect("mime"),
+    );
+    let res = reqwest::Client::new()
+        .post(format!("{}/upload", server.base))
+        .multipart(form)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.expect("json");
+    let url = body["url"].as_str().expect("url");
+    assert!(url.starts_with("/upload/"), "{url}");
+    assert_eq!(body["name"], "photo é.jpg");
+    assert_eq!(body["files"][0]["size"], bytes.len());
+
+    let got = fetch(&server, url).await;
+    assert_eq!(got.status(), 200);
+    assert_eq!(got.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(got.headers()["content-type"], "application/octet-stream");
+    let disposition = got.headers()["content-disposition"]
+        .to_str()
+        .expect("ascii");
+    assert!(disposition.starts_with("attachment;"), "{disposition}");
+    assert!(
+        disposition.contains("filename*=UTF-8''photo%20%C3%A9.jpg"),
+        "{disposition}"
+    );
+    let stored = got.bytes().await.expect("bytes");
+    assert_eq!(digest(&stored), digest(&bytes));
+}
+
+#[tokio::test]
+async fn bundle_upload_answers_every_file_in_order() {
+    let server = start(None).await;
+    let files: Vec<Vec<u8>> = (0..3).map(|i| sample(100_000 + i * 17, i as u8)).collect();
+    let mut form = Form::new();
+    for (i, f) in files.iter().enumerate() {
+        form = form.part(
+            "files[]",
+            Part::bytes(f.clone()).file_name(format!("f{i}.bin")),
+        );
+    }
+    let res = reqwest::Client::new()
+        .post(format!("{}/upload", server.base))
+        .multipart(form)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.expect("json");
+    let listed = body["files"].as_array().expect("files");
+    assert_eq!(listed.len(), 3);
+    assert_eq!(body["url"], listed[0]["url"]);
+    for (i, entry) in listed.iter().enumerate() {
+        assert_eq!(entry["name"], format!("f{i}.bin"));
+        let stored = fetch(&server, entry["url"].as_str().expect("url"))
+            .await
+            .bytes()
+            .await
+            .expect("bytes");
+        assert_eq!(digest(&stored), digest(&files[i]));
+    }
+}
+
+#[tokio::test]
+async fn raw_upload_with_put_and_post_stores_the_body() {
+    let server = start(None).await;
+    for method in [reqwest::Method::PUT, reqwest::Method::POST] {
+        let bytes = sample(777_777, 9);
+        let res = reqwest::Client::new()
+            .request(
+                method.clone(),
+                format!("{}/upload/raw?name=r%C3%A9sum%C3%A9.pdf", server.base),
+            )
+            .header("content-type", "application/pdf")
+            .body(bytes.clone())
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(res.status(), 200, "{method}");
+        let body: Value = res.json().await.expect("json");
+        assert_eq!(body["name"], "résumé.pdf");
+        assert_eq!(body["files"][0]["type"], "application/pdf");
+        let stored = fetch(&server, body["url"].as_str().expect("url"))
+            .await
+            .bytes()
+            .await
+            .expect("bytes");
+        assert_eq!(digest(&stored), digest(&bytes));
+    }
+}
+
+#[tokio::test]
+async fn files_over_the_cap_get_413_and_leave_nothing_behind() {
+    let server = start(Some(1000)).await;
+    let form = Form::new()
+        .part(
+            "files[]",
+            Part::bytes(sample(500, 1)).file_name("small.bin"),
+        )
+        .part("files[]", Part::bytes(sample(1001, 2)).file_name("big.bin"));
+    let res = reqwest::Client::new()
+        .post(format!("{}/upload", server.base))
+        .multipart(form)
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(res.status(), 413);
+    let body: Value = res.json().await.expect("json");
+    assert_eq!(
+        body["message"],
+        "File exceeds the maximum size of 1000 bytes"
+    );
+    let left = std::fs::read_dir(server._dir.path().join("form"))
+        .expect("dir")
+        .count();
+    assert_eq!(left, 0, "the bundle's first file was removed too");
+
+    // Raw: refused from Content-Length, and when streamed without one.
+    let res = reqwest::Client::new()
+        .put(format!("{}/upload/raw?name=x", server.base))
+        .body(sample(1001, 3))
+        .send()
+        .await
+        .expect("PUT");
+    assert_eq!(res.status(), 413);
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = vec![Ok(sample(600, 1)), Ok(sample(600, 2))];
+    let res = reqwest::Client::new()
+        .put(format!("{}/upload/raw?name=x", server.base))
+        .body(reqwest::Body::wrap_stream(futures_util::stream::iter(
+            chunks,
+        )))
+        .send()
+        .await
+        .expect("PUT");
+    assert_eq!(res.status(), 413);
+    let body: Value = res.json().await.expect("json");
+    assert_eq!(
+        body["message"],
+        "File exceeds the maximum size of 1000 bytes"
+    );
+}
+
+#[tokio::test]
+async fn bad_requests_get_400_with_a_message() {
+    let server = start(None).await;
+    let client = reqwest::Client::new();
+    let res = client
+        .post(format!("{}/upload", server.base))
+        .multipart(Form::new().text("only", "text"))
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(res.status(), 400);
+    let body: Value = res.json().await.expect("json");
+    assert_eq!(
+        body["message"],
+        "The form has no file part (a part with a filename)"
+    );
+
+    let res = client
+        .post(format!("{}/upload", server.base))
+        .header("content-type", "text/plain")
+        .body("hello")
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(res.status(), 400);
+    let body: Value = res.json().await.expect("json");
+    assert!(
+        body["message"]
+            .as_str()
+            .expect("message")
+            .contains("multipart/form-data"),
+        "{body}"
+    );
+
+    let res = client
+        .post(format!("{}/upload", server.base))
+        .header("content-type", "multipart/form-data; boundary=X")
+        .body(
+            "--X\r\nContent-Disposition: form-data; name=\"files[]\"; filename=\"a\"\r\n\r\ntrunc",
+        )
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(res.status(), 400);
+    let body: Value = res.json().await.expect("json");
+    assert!(
+        body["message"]
+            .as_str()
+            .expect("message")
+            .starts_with("Invalid multipart body"),
+        "{body}"
+    );
+
+    assert_eq!(
+        fetch(&server, "/upload/0123456789abcdef0123456789abcdef")
+            .await
+            .status(),
+        404
+    );
+    assert_eq!(
+        fetch(&server, "/upload/..%2f..%2fetc%2fpasswd")
+            .await
+            .status(),
+        404
+    );
+}
