@@ -159,7 +159,10 @@ export async function startGarage(): Promise<RunningGarage> {
     for (let i = 0; i < 200 && !nodeId; i++) {
       if (child.exitCode !== null) throw new Error(`garage exited with ${child.exitCode}`);
       try {
-        nodeId = (await cli('node', 'id', '-q')).trim().split('@')[0] ?? '';
+        const id = (await cli('node', 'id', '-q')).trim().split('@')[0] ?? '';
+        // `node id` can answer from the key on disk before RPC listens: wait for `status`.
+        await cli('status');
+        nodeId = id;
       } catch {
         await new Promise((ok) => setTimeout(ok, 50));
       }

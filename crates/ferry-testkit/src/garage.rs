@@ -154,7 +154,15 @@ impl Garage {
                 .args(["node", "id", "-q"])
                 .output()
                 .expect("run garage node id");
-            if out.status.success() {
+            // `node id` can answer from the key on disk before RPC listens: wait for `status`.
+            let rpc_up = out.status.success()
+                && Command::new(&self.bin)
+                    .arg("-c")
+                    .arg(&self.config)
+                    .arg("status")
+                    .output()
+                    .is_ok_and(|o| o.status.success());
+            if rpc_up {
                 let id = String::from_utf8_lossy(&out.stdout);
                 // `<hex id>@127.0.0.1:port`: the layout wants the hex id.
                 let hex = id.trim().split('@').next().unwrap_or_default().to_owned();
