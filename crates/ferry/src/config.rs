@@ -48,6 +48,37 @@ pub struct ServeConfig {
     /// S3-compatible object storage, shared by the tus s3 store and the companion's S3 routes.
     #[command(flatten)]
     pub s3: S3Args,
+
+    /// Options of the tus endpoint at /files/.
+    #[command(flatten)]
+    pub tus: TusArgs,
+}
+
+/// Options of the tus endpoint.
+#[derive(Clone, Debug, Args)]
+pub struct TusArgs {
+    /// Seconds an unfinished upload may sit untouched before it expires and its storage is
+    /// reclaimed (0: never).
+    #[arg(long, env = "FERRY_UPLOAD_EXPIRY", default_value_t = 86_400)]
+    pub upload_expiry: u64,
+
+    /// Seconds a request body may go without delivering 1 KiB before it is cut off.
+    #[arg(long, env = "FERRY_IDLE_TIMEOUT", default_value_t = 30)]
+    pub idle_timeout: u64,
+
+    /// Uploads one client address may write at once (0: no cap).
+    #[arg(long, env = "FERRY_MAX_UPLOADS_PER_CLIENT", default_value_t = 32)]
+    pub max_uploads_per_client: usize,
+}
+
+impl Default for TusArgs {
+    fn default() -> Self {
+        Self {
+            upload_expiry: 86_400,
+            idle_timeout: 30,
+            max_uploads_per_client: 32,
+        }
+    }
 }
 
 /// Connection to an S3-compatible bucket. Unset means "no S3 configured".

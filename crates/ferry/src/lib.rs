@@ -31,8 +31,15 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
         TusConfig {
             base_path: "/files/".to_owned(),
             max_size: config.max_size,
+            expiry: (config.tus.upload_expiry > 0)
+                .then(|| std::time::Duration::from_secs(config.tus.upload_expiry)),
+            idle_timeout: std::time::Duration::from_secs(config.tus.idle_timeout),
+            max_uploads_per_client: config.tus.max_uploads_per_client,
+            cors: true,
         },
     );
+    // Detached on purpose: it lives as long as the runtime serving the app.
+    drop(tus.spawn_sweeper());
     // The plain form endpoint (XHR uploader, HTML forms) beside tus, same size cap.
     let form = ferry_form::FormState::open(ferry_form::FormConfig {
         dir: config.data_dir.join("form"),
@@ -62,6 +69,8 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let app = app(config).await?;
+    // Connection info lets the tus endpoint cap uploads per client address.
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await

@@ -1,9 +1,10 @@
-//! DELETE (termination): removes the upload and its bytes.
+//! DELETE (termination): ends any request in flight for the upload, then removes it and its
+//! bytes.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 
-use super::{TusState, parse_id, require_version, tus_resumable};
+use super::{TusState, parse_id, require_version, tus_headers};
 use crate::protocol::TusError;
 
 pub(super) async fn handle(
@@ -14,13 +15,10 @@ pub(super) async fn handle(
     require_version(&headers)?;
     let id = parse_id(&id)?;
     let Some(terminate) = state.store().as_terminate() else {
-        return Err(TusError::NotFound);
+        return Err(TusError::UnsupportedExtension);
     };
     let _guard = state.locks().lock(&id).await;
     terminate.terminate(&id).await?;
     tracing::info!(upload = %id, "upload terminated");
-    let mut out = HeaderMap::new();
-    let (name, value) = tus_resumable();
-    out.insert(name, value);
-    Ok((StatusCode::NO_CONTENT, out))
+    Ok((StatusCode::NO_CONTENT, tus_headers()))
 }

@@ -1,12 +1,17 @@
-//! HEAD: the upload's durable offset, length and metadata. Never has a body.
+//! HEAD: the upload's durable offset, length, metadata and concatenation state. Never has a
+//! body. Taking the upload's lock ends a PATCH still in flight, so the answer is prompt and
+//! reports exactly what that PATCH stored.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::{TusState, header_u64, parse_id, require_version, tus_resumable};
+use super::{TusState, header_u64, parse_id, require_version, tus_headers};
 use crate::protocol::TusError;
-use crate::protocol::headers::{UPLOAD_LENGTH, UPLOAD_METADATA, UPLOAD_OFFSET};
+use crate::protocol::headers::{
+    UPLOAD_CONCAT, UPLOAD_DEFER_LENGTH, UPLOAD_LENGTH, UPLOAD_METADATA, UPLOAD_OFFSET,
+};
+use crate::store::{Concat, UploadInfo};
 
 pub(super) async fn handle(
     State(state): State<TusState>,
@@ -31,19 +36,36 @@ async fn info_headers(
 ) -> Result<HeaderMap, TusError> {
     require_version(headers)?;
     let id = parse_id(raw_id)?;
+    let _guard = state.locks().lock(&id).await;
     let info = state.store().info(&id).await?;
-    let mut out = HeaderMap::new();
-    let (name, value) = tus_resumable();
-    out.insert(name, value);
+    state.check_not_expired(&info)?;
+    let mut out = tus_headers();
     out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     out.insert(UPLOAD_OFFSET, header_u64(info.offset));
-    if let Some(length) = info.length {
-        out.insert(UPLOAD_LENGTH, header_u64(length));
-    }
+    match info.length {
+        Some(length) => out.insert(UPLOAD_LENGTH, header_u64(length)),
+        None => out.insert(UPLOAD_DEFER_LENGTH, HeaderValue::from_static("1")),
+    };
     if !info.metadata.is_empty() {
         if let Ok(v) = HeaderValue::from_str(&info.metadata.render()) {
             out.insert(UPLOAD_METADATA, v);
         }
     }
+    if let Some(v) = concat_header(state, &info) {
+        out.insert(UPLOAD_CONCAT, v);
+    }
+    state.insert_expires(&info, &mut out);
     Ok(out)
+}
+
+/// `partial`, or `final;` and the part urls, rebuilt from stored ids (never from client text).
+fn concat_header(state: &TusState, info: &UploadInfo) -> Option<HeaderValue> {
+    let text = match info.concat.as_ref()? {
+        Concat::Partial => "partial".to_owned(),
+        Concat::Final(parts) => {
+            let urls: Vec<String> = parts.iter().map(|p| state.location(p)).collect();
+            format!("final;{}", urls.join(" "))
+        }
+    };
+    HeaderValue::from_str(&text).ok()
 }

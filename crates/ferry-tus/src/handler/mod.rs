@@ -1,16 +1,24 @@
 //! The tus endpoint as an axum router, one module per verb.
 //!
-//! [`router`] mounts `{base}` (OPTIONS, POST) and `{base}{id}` (HEAD, PATCH, DELETE, GET).
-//! Path segments that are not server-issued ids are answered 404 before the store is asked.
+//! [`router`] mounts `{base}` (OPTIONS, POST) and `{base}{id}` (HEAD, PATCH, DELETE, GET, and
+//! POST with `X-HTTP-Method-Override`). Path segments that are not server-issued ids are
+//! answered 404 before the store is asked. Shared pieces: [`body`] (the guarded request body),
+//! [`limits`] (per-client cap), [`cors`], [`sweeper`] (expiration).
 
+mod body;
+mod cors;
 mod delete;
 mod download;
 mod head;
+mod limits;
+mod method_override;
 mod options;
 mod patch;
 mod post;
+mod sweeper;
 
 use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::http::{HeaderMap, HeaderValue};
@@ -18,9 +26,10 @@ use axum::routing::{options as options_route, post as post_route};
 
 use crate::id::UploadId;
 use crate::lock::UploadLocks;
-use crate::protocol::headers::TUS_RESUMABLE;
+use crate::protocol::headers::{TUS_RESUMABLE, UPLOAD_EXPIRES};
 use crate::protocol::{TUS_VERSION, TusError};
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, UploadInfo};
+use limits::ClientSlots;
 
 /// Settings of the endpoint.
 #[derive(Clone, Debug)]
@@ -29,6 +38,14 @@ pub struct TusConfig {
     pub base_path: String,
     /// Largest upload accepted (`Tus-Max-Size`); `None` for no limit.
     pub max_size: Option<u64>,
+    /// Unfinished uploads untouched for this long expire and are swept; `None` never.
+    pub expiry: Option<Duration>,
+    /// A request body that sends nothing for this long is cut off.
+    pub idle_timeout: Duration,
+    /// Uploads one client address may write at once; 0 for no cap.
+    pub max_uploads_per_client: usize,
+    /// Answer CORS preflights and expose the tus headers to pages of any origin.
+    pub cors: bool,
 }
 
 impl Default for TusConfig {
@@ -36,6 +53,10 @@ impl Default for TusConfig {
         Self {
             base_path: "/files/".to_owned(),
             max_size: None,
+            expiry: Some(Duration::from_secs(24 * 60 * 60)),
+            idle_timeout: Duration::from_secs(30),
+            max_uploads_per_client: 32,
+            cors: true,
         }
     }
 }
@@ -50,6 +71,7 @@ struct Inner {
     store: Arc<dyn Store>,
     config: TusConfig,
     locks: UploadLocks,
+    slots: Arc<ClientSlots>,
 }
 
 impl std::fmt::Debug for TusState {
@@ -62,11 +84,13 @@ impl std::fmt::Debug for TusState {
 
 impl TusState {
     pub fn new(store: Arc<dyn Store>, config: TusConfig) -> Self {
+        let slots = Arc::new(ClientSlots::new(config.max_uploads_per_client));
         Self {
             inner: Arc::new(Inner {
                 store,
                 config,
                 locks: UploadLocks::default(),
+                slots,
             }),
         }
     }
@@ -83,17 +107,65 @@ impl TusState {
         &self.inner.locks
     }
 
+    fn slots(&self) -> &Arc<ClientSlots> {
+        &self.inner.slots
+    }
+
+    /// Expiry applies when configured and the store can both find and delete stale uploads.
+    fn expiry(&self) -> Option<Duration> {
+        let store = self.store();
+        let capable = store.as_expire().is_some() && store.as_terminate().is_some();
+        self.config().expiry.filter(|_| capable)
+    }
+
     /// The extensions this endpoint supports with its store, for `Tus-Extension`.
-    fn extensions(&self) -> String {
-        let mut extensions = vec!["creation"];
-        if self.store().as_terminate().is_some() {
+    pub fn extensions(&self) -> String {
+        let store = self.store();
+        let mut extensions = vec!["creation", "creation-with-upload"];
+        if store.as_defer_length().is_some() {
+            extensions.push("creation-defer-length");
+        }
+        if store.as_terminate().is_some() {
             extensions.push("termination");
+        }
+        if store.as_truncate().is_some() {
+            extensions.push("checksum");
+        }
+        if store.as_concatenate().is_some() {
+            extensions.push("concatenation");
+        }
+        if self.expiry().is_some() {
+            extensions.push("expiration");
         }
         extensions.join(",")
     }
 
     fn location(&self, id: &str) -> String {
         format!("{}{id}", self.config().base_path)
+    }
+
+    /// When an unfinished upload expires (Unix seconds), if it ever does.
+    fn expires_at(&self, info: &UploadInfo) -> Option<u64> {
+        let expiry = self.expiry()?;
+        (!info.is_complete()).then(|| info.updated_at.saturating_add(expiry.as_secs()))
+    }
+
+    /// 410 for an upload past its expiry that the sweeper has not reclaimed yet.
+    fn check_not_expired(&self, info: &UploadInfo) -> Result<(), TusError> {
+        match self.expires_at(info) {
+            Some(at) if at <= now_secs() => Err(TusError::Gone),
+            _ => Ok(()),
+        }
+    }
+
+    /// Adds `Upload-Expires` for uploads that will expire.
+    fn insert_expires(&self, info: &UploadInfo, out: &mut HeaderMap) {
+        if let Some(at) = self.expires_at(info) {
+            let when = UNIX_EPOCH + Duration::from_secs(at);
+            if let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(when)) {
+                out.insert(UPLOAD_EXPIRES, v);
+            }
+        }
     }
 }
 
@@ -106,6 +178,7 @@ pub fn router(state: TusState) -> Router {
         .patch(patch::handle)
         .delete(delete::handle)
         .get(download::handle)
+        .post(method_override::handle)
         .options(options::handle);
     let mut router = Router::new()
         .route(&base, collection.clone())
@@ -113,7 +186,13 @@ pub fn router(state: TusState) -> Router {
     if !bare.is_empty() {
         router = router.route(&bare, collection);
     }
-    router.with_state(state)
+    let cors = state.config().cors;
+    let router = router.with_state(state);
+    if cors {
+        router.layer(axum::middleware::from_fn(cors::middleware))
+    } else {
+        router
+    }
 }
 
 /// Rejects requests that do not speak tus 1.0.0 (412).
@@ -129,12 +208,22 @@ fn parse_id(raw: &str) -> Result<UploadId, TusError> {
     UploadId::parse(raw).ok_or(TusError::NotFound)
 }
 
-fn tus_resumable() -> (axum::http::HeaderName, HeaderValue) {
-    (TUS_RESUMABLE, HeaderValue::from_static(TUS_VERSION))
+/// A header map holding `Tus-Resumable`, which every answer but OPTIONS carries.
+fn tus_headers() -> HeaderMap {
+    let mut out = HeaderMap::new();
+    out.insert(TUS_RESUMABLE, HeaderValue::from_static(TUS_VERSION));
+    out
 }
 
 fn header_u64(n: u64) -> HeaderValue {
     HeaderValue::from(n)
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 impl From<StoreError> for TusError {

@@ -1,56 +1,160 @@
-//! PATCH: appends the body at `Upload-Offset` and answers 204 with the new offset.
+//! PATCH: appends the body at `Upload-Offset` and answers 204 with the new offset. Also sets a
+//! deferred `Upload-Length` and verifies `Upload-Checksum`. [`append`] is shared with
+//! creation-with-upload.
 
 use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use futures_util::TryStreamExt;
+use axum::http::{Extensions, HeaderMap, StatusCode, header};
 use tokio::io::AsyncReadExt;
-use tokio_util::io::StreamReader;
 
-use super::{TusState, header_u64, parse_id, require_version, tus_resumable};
-use crate::protocol::headers::{UPLOAD_OFFSET, parse_u64};
+use super::body::{GuardedBody, write_error};
+use super::{TusState, header_u64, now_secs, parse_id, require_version, tus_headers};
+use crate::id::UploadId;
+use crate::lock::UploadGuard;
+use crate::protocol::checksum::{Expected, HashingReader};
+use crate::protocol::headers::{UPLOAD_CHECKSUM, UPLOAD_LENGTH, UPLOAD_OFFSET, parse_u64};
 use crate::protocol::{OFFSET_OCTET_STREAM, TusError};
+use crate::store::UploadInfo;
 
 pub(super) async fn handle(
     State(state): State<TusState>,
     Path(id): Path<String>,
+    extensions: Extensions,
     headers: HeaderMap,
     body: Body,
 ) -> Result<(StatusCode, HeaderMap), TusError> {
     require_version(&headers)?;
     let id = parse_id(&id)?;
-    let content_type = headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes());
-    if content_type != Some(OFFSET_OCTET_STREAM.as_bytes()) {
+    if !is_offset_stream(&headers) {
         return Err(TusError::UnsupportedMediaType);
     }
     let offset = parse_u64(&headers, &UPLOAD_OFFSET)?.ok_or(TusError::MissingOffset)?;
+    let new_length = parse_u64(&headers, &UPLOAD_LENGTH)?;
+    let checksum = parse_checksum(&state, &headers)?;
     let declared = parse_u64(&headers, &header::CONTENT_LENGTH)?;
+    if let (Some(max), Some(len)) = (state.config().max_size, new_length) {
+        if len > max {
+            return Err(TusError::TooLarge);
+        }
+    }
 
-    let _guard = state.locks().lock(&id).await;
-    let info = state.store().info(&id).await?;
+    let _slot = state.slots().take(&extensions)?;
+    let guard = state.locks().lock(&id).await;
+    let mut info = state.store().info(&id).await?;
+    state.check_not_expired(&info)?;
+    if info.is_final() {
+        return Err(TusError::FinalUpload);
+    }
     if info.offset != offset {
         return Err(TusError::OffsetMismatch {
             sent: offset,
             current: info.offset,
         });
     }
-    let remaining = info.length.map_or(u64::MAX, |len| len - info.offset);
+    if let Some(len) = new_length {
+        match info.length {
+            Some(current) if current != len => return Err(TusError::LengthImmutable),
+            Some(_) => {}
+            None if len < info.offset => {
+                return Err(TusError::InvalidHeader(UPLOAD_LENGTH.as_str().to_owned()));
+            }
+            None => {
+                let defer = state
+                    .store()
+                    .as_defer_length()
+                    .ok_or(TusError::UnsupportedExtension)?;
+                info = defer.set_length(&id, len).await?;
+            }
+        }
+    }
+
+    let new_offset = append(&state, &id, &info, body, declared, checksum, &guard).await?;
+    tracing::debug!(upload = %id, from = offset, to = new_offset, "bytes stored");
+    let mut out = tus_headers();
+    out.insert(UPLOAD_OFFSET, header_u64(new_offset));
+    info.offset = new_offset;
+    info.updated_at = now_secs();
+    state.insert_expires(&info, &mut out);
+    Ok((StatusCode::NO_CONTENT, out))
+}
+
+/// `Content-Type: application/offset+octet-stream` (parameters are not allowed).
+pub(super) fn is_offset_stream(headers: &HeaderMap) -> bool {
+    headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes()) == Some(OFFSET_OCTET_STREAM.as_bytes())
+}
+
+/// `Upload-Checksum`, if sent; 400 when the store cannot discard a failed chunk.
+pub(super) fn parse_checksum(
+    state: &TusState,
+    headers: &HeaderMap,
+) -> Result<Option<Expected>, TusError> {
+    let Some(raw) = headers.get(UPLOAD_CHECKSUM) else {
+        return Ok(None);
+    };
+    if state.store().as_truncate().is_none() {
+        return Err(TusError::UnsupportedExtension);
+    }
+    let raw = raw.to_str().map_err(|_| TusError::InvalidChecksum)?;
+    Expected::parse(raw).map(Some)
+}
+
+/// Streams `body` into the upload at `info.offset` and returns the new offset. Never stores
+/// past the upload's length (or the maximum size while the length is deferred). With a
+/// checksum, a chunk that does not match, or that did not arrive whole, is cut off again.
+pub(super) async fn append(
+    state: &TusState,
+    id: &UploadId,
+    info: &UploadInfo,
+    body: Body,
+    declared: Option<u64>,
+    checksum: Option<Expected>,
+    guard: &UploadGuard,
+) -> Result<u64, TusError> {
+    let offset = info.offset;
+    let limit = info.length.or(state.config().max_size);
+    let remaining = limit.map_or(u64::MAX, |l| l.saturating_sub(offset));
     if declared.is_some_and(|n| n > remaining) {
         return Err(TusError::BodyTooLong);
     }
-
-    let mut reader = StreamReader::new(body.into_data_stream().map_err(std::io::Error::other));
-    let mut bounded = (&mut reader).take(remaining);
-    let new_offset = state.store().write(&id, offset, &mut bounded).await?;
-    // A chunked body may run past the length: what fitted is stored, the rest is refused.
-    if new_offset - offset == remaining && reader.read_u8().await.is_ok() {
-        return Err(TusError::BodyTooLong);
+    let idle = state.config().idle_timeout;
+    let mut reader = GuardedBody::new(body, guard.cancelled.clone(), idle).reader();
+    let store = state.store();
+    let (written, digest) = match &checksum {
+        None => {
+            let mut bounded = (&mut reader).take(remaining);
+            (store.write(id, offset, &mut bounded).await, None)
+        }
+        Some(expected) => {
+            let mut hashing = HashingReader::new((&mut reader).take(remaining), expected.algorithm);
+            let written = store.write(id, offset, &mut hashing).await;
+            (written, Some(hashing.finish()))
+        }
+    };
+    let outcome = match written {
+        // A body may run past the length: what fitted is stored, the rest is refused.
+        Ok(n) if n - offset == remaining && reader.read_u8().await.is_ok() => {
+            Err(TusError::BodyTooLong)
+        }
+        Ok(n) => match (&checksum, digest) {
+            (Some(expected), Some(got)) if got != expected.digest => {
+                Err(TusError::ChecksumMismatch)
+            }
+            _ => Ok(n),
+        },
+        Err(e) => Err(write_error(e)),
+    };
+    if checksum.is_some() && outcome.is_err() {
+        discard(state, id, offset).await?;
     }
-    tracing::debug!(upload = %id, from = offset, to = new_offset, "bytes stored");
+    outcome
+}
 
-    let mut out = HeaderMap::new();
-    let (name, value) = tus_resumable();
-    out.insert(name, value);
-    out.insert(UPLOAD_OFFSET, header_u64(new_offset));
-    Ok((StatusCode::NO_CONTENT, out))
+/// Cuts the upload back to `offset`, undoing an unverified chunk.
+async fn discard(state: &TusState, id: &UploadId, offset: u64) -> Result<(), TusError> {
+    let truncate = state
+        .store()
+        .as_truncate()
+        .ok_or(TusError::UnsupportedExtension)?;
+    truncate.truncate(id, offset).await?;
+    Ok(())
 }

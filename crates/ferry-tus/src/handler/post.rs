@@ -1,42 +1,154 @@
-//! POST (creation): makes a new upload and answers 201 with its `Location`.
+//! POST (creation): makes a new upload and answers 201 with its `Location`. Covers
+//! creation-with-upload (first bytes in the same request), creation-defer-length, and
+//! concatenation (`Upload-Concat: partial` / `final;...`).
 
+use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
 
-use super::{TusState, require_version, tus_resumable};
-use crate::protocol::headers::{UPLOAD_LENGTH, UPLOAD_METADATA, parse_u64};
-use crate::protocol::{Metadata, TusError};
-use crate::store::NewUpload;
+use super::patch::{append, is_offset_stream, parse_checksum};
+use super::{TusState, header_u64, require_version, tus_headers};
+use crate::id::UploadId;
+use crate::protocol::headers::{
+    UPLOAD_CONCAT, UPLOAD_DEFER_LENGTH, UPLOAD_LENGTH, UPLOAD_METADATA, UPLOAD_OFFSET,
+    parse_defer_length, parse_u64,
+};
+use crate::protocol::{ConcatRequest, Metadata, TusError};
+use crate::store::{Concat, NewUpload, UploadInfo};
 
 pub(super) async fn handle(
     State(state): State<TusState>,
+    extensions: Extensions,
     headers: HeaderMap,
+    body: Body,
 ) -> Result<(StatusCode, HeaderMap), TusError> {
     require_version(&headers)?;
-    let length = parse_u64(&headers, &UPLOAD_LENGTH)?.ok_or(TusError::MissingLength)?;
-    if state.config().max_size.is_some_and(|max| length > max) {
-        return Err(TusError::TooLarge);
-    }
-    let metadata = match headers.get(UPLOAD_METADATA) {
-        Some(v) => Metadata::parse(
-            v.to_str()
-                .map_err(|_| TusError::InvalidMetadata("not ASCII".to_owned()))?,
-        )?,
-        None => Metadata::default(),
+    let concat = match headers.get(UPLOAD_CONCAT) {
+        Some(v) => {
+            let raw = v
+                .to_str()
+                .map_err(|_| TusError::InvalidHeader(UPLOAD_CONCAT.as_str().to_owned()))?;
+            if state.store().as_concatenate().is_none() {
+                return Err(TusError::UnsupportedExtension);
+            }
+            Some(ConcatRequest::parse(raw, &state.config().base_path)?)
+        }
+        None => None,
     };
+    let metadata = parse_metadata(&headers)?;
+    if let Some(ConcatRequest::Final(parts)) = concat {
+        return create_final(&state, &headers, &parts, metadata).await;
+    }
+
+    let length = parse_u64(&headers, &UPLOAD_LENGTH)?;
+    let deferred = parse_defer_length(&headers)?;
+    match (length, deferred) {
+        (Some(_), true) => {
+            return Err(TusError::InvalidHeader(
+                UPLOAD_DEFER_LENGTH.as_str().to_owned(),
+            ));
+        }
+        (None, false) => return Err(TusError::MissingLength),
+        (None, true) if state.store().as_defer_length().is_none() => {
+            return Err(TusError::UnsupportedExtension);
+        }
+        _ => {}
+    }
+    if let (Some(max), Some(len)) = (state.config().max_size, length) {
+        if len > max {
+            return Err(TusError::TooLarge);
+        }
+    }
+    let with_body = is_offset_stream(&headers);
+    let checksum = if with_body {
+        parse_checksum(&state, &headers)?
+    } else {
+        None
+    };
+    let declared = parse_u64(&headers, &header::CONTENT_LENGTH)?;
+    if with_body && declared.zip(length).is_some_and(|(sent, len)| sent > len) {
+        return Err(TusError::BodyTooLong);
+    }
+
     let info = state
         .store()
         .create(NewUpload {
-            length: Some(length),
+            length,
             metadata,
+            partial: concat == Some(ConcatRequest::Partial),
         })
         .await?;
     tracing::info!(upload = %info.id, length, "upload created");
-    let mut out = HeaderMap::new();
-    let (name, value) = tus_resumable();
-    out.insert(name, value);
+    let mut out = created(&state, &info)?;
+    if with_body {
+        let id = UploadId::parse(&info.id).ok_or(TusError::Internal)?;
+        let _slot = state.slots().take(&extensions)?;
+        let guard = state.locks().lock(&id).await;
+        // The upload exists whatever happens to its first bytes: answer 201 with what was
+        // durably stored, and let the client resume from there.
+        let offset = match append(&state, &id, &info, body, declared, checksum, &guard).await {
+            Ok(offset) => offset,
+            Err(e) => {
+                tracing::debug!(upload = %id, error = %e, "first bytes not stored whole");
+                state.store().info(&id).await?.offset
+            }
+        };
+        out.insert(UPLOAD_OFFSET, header_u64(offset));
+    }
+    Ok((StatusCode::CREATED, out))
+}
+
+/// `Upload-Metadata`, parsed strictly.
+fn parse_metadata(headers: &HeaderMap) -> Result<Metadata, TusError> {
+    match headers.get(UPLOAD_METADATA) {
+        Some(v) => Metadata::parse(
+            v.to_str()
+                .map_err(|_| TusError::InvalidMetadata("not ASCII".to_owned()))?,
+        ),
+        None => Ok(Metadata::default()),
+    }
+}
+
+/// The 201 headers: `Location` and, for uploads that will expire, `Upload-Expires`.
+fn created(state: &TusState, info: &UploadInfo) -> Result<HeaderMap, TusError> {
+    let mut out = tus_headers();
     let location =
         HeaderValue::from_str(&state.location(&info.id)).map_err(|_| TusError::Internal)?;
     out.insert(header::LOCATION, location);
-    Ok((StatusCode::CREATED, out))
+    state.insert_expires(info, &mut out);
+    Ok(out)
+}
+
+/// A final upload from finished partial uploads of this server.
+async fn create_final(
+    state: &TusState,
+    headers: &HeaderMap,
+    parts: &[UploadId],
+    metadata: Metadata,
+) -> Result<(StatusCode, HeaderMap), TusError> {
+    if headers.contains_key(UPLOAD_LENGTH) {
+        return Err(TusError::InvalidHeader(UPLOAD_LENGTH.as_str().to_owned()));
+    }
+    let concatenate = state
+        .store()
+        .as_concatenate()
+        .ok_or(TusError::UnsupportedExtension)?;
+    let mut total = 0u64;
+    for part in parts {
+        let info = match state.store().info(part).await {
+            Ok(info) => info,
+            Err(crate::store::StoreError::NotFound) => return Err(TusError::InvalidConcatParts),
+            Err(e) => return Err(e.into()),
+        };
+        if info.concat != Some(Concat::Partial) || !info.is_complete() {
+            return Err(TusError::InvalidConcatParts);
+        }
+        total = total.saturating_add(info.offset);
+    }
+    if state.config().max_size.is_some_and(|max| total > max) {
+        return Err(TusError::TooLarge);
+    }
+    let info = concatenate.concatenate(parts, metadata).await?;
+    tracing::info!(upload = %info.id, parts = parts.len(), length = total, "final upload made");
+    Ok((StatusCode::CREATED, created(state, &info)?))
 }

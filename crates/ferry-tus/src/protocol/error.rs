@@ -36,6 +36,26 @@ pub enum TusError {
     AlreadyComplete,
     #[error("the request was superseded by a newer request for the same upload")]
     Superseded,
+    #[error("the request body was idle for too long")]
+    IdleTimeout,
+    #[error("the request body ended before it was complete")]
+    BodyInterrupted,
+    #[error("Upload-Checksum names an unsupported algorithm")]
+    UnsupportedChecksum,
+    #[error("invalid Upload-Checksum header")]
+    InvalidChecksum,
+    #[error("checksum mismatch")]
+    ChecksumMismatch,
+    #[error("Upload-Length cannot be changed once set")]
+    LengthImmutable,
+    #[error("a final upload cannot be patched")]
+    FinalUpload,
+    #[error("a final upload can only be made from finished partial uploads of this server")]
+    InvalidConcatParts,
+    #[error("this extension is not supported by the store")]
+    UnsupportedExtension,
+    #[error("too many uploads are being written by this client at once")]
+    TooManyUploads,
     #[error("internal server error")]
     Internal,
 }
@@ -50,7 +70,17 @@ impl TusError {
             | Self::InvalidMetadata(_)
             | Self::MissingLength
             | Self::MissingOffset => StatusCode::BAD_REQUEST,
-            Self::MetadataTooLarge => StatusCode::BAD_REQUEST,
+            Self::MetadataTooLarge
+            | Self::UnsupportedChecksum
+            | Self::InvalidChecksum
+            | Self::LengthImmutable
+            | Self::InvalidConcatParts
+            | Self::UnsupportedExtension
+            | Self::BodyInterrupted => StatusCode::BAD_REQUEST,
+            Self::IdleTimeout => StatusCode::REQUEST_TIMEOUT,
+            Self::ChecksumMismatch => checksum_mismatch(),
+            Self::FinalUpload => StatusCode::FORBIDDEN,
+            Self::TooManyUploads => StatusCode::TOO_MANY_REQUESTS,
             Self::OffsetMismatch { .. } | Self::Superseded => StatusCode::CONFLICT,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooLarge | Self::BodyTooLong => StatusCode::PAYLOAD_TOO_LARGE,
@@ -60,11 +90,22 @@ impl TusError {
     }
 }
 
+/// 460 Checksum Mismatch, the checksum extension's own status.
+fn checksum_mismatch() -> StatusCode {
+    StatusCode::from_u16(460).unwrap_or(StatusCode::BAD_REQUEST)
+}
+
 impl IntoResponse for TusError {
     fn into_response(self) -> Response {
         let mut response = (self.status_code(), format!("{self}\n")).into_response();
         let headers = response.headers_mut();
         headers.insert(TUS_RESUMABLE, HeaderValue::from_static(super::TUS_VERSION));
+        if matches!(self, Self::TooManyUploads) {
+            headers.insert(
+                axum::http::header::RETRY_AFTER,
+                HeaderValue::from_static("1"),
+            );
+        }
         if matches!(self, Self::UnsupportedVersion) {
             headers.insert(TUS_VERSION, HeaderValue::from_static(super::TUS_VERSION));
         }

@@ -12,6 +12,11 @@ pub const UPLOAD_OFFSET: HeaderName = HeaderName::from_static("upload-offset");
 pub const UPLOAD_LENGTH: HeaderName = HeaderName::from_static("upload-length");
 pub const UPLOAD_DEFER_LENGTH: HeaderName = HeaderName::from_static("upload-defer-length");
 pub const UPLOAD_METADATA: HeaderName = HeaderName::from_static("upload-metadata");
+pub const UPLOAD_CONCAT: HeaderName = HeaderName::from_static("upload-concat");
+pub const UPLOAD_CHECKSUM: HeaderName = HeaderName::from_static("upload-checksum");
+pub const UPLOAD_EXPIRES: HeaderName = HeaderName::from_static("upload-expires");
+pub const TUS_CHECKSUM_ALGORITHM: HeaderName = HeaderName::from_static("tus-checksum-algorithm");
+pub const X_HTTP_METHOD_OVERRIDE: HeaderName = HeaderName::from_static("x-http-method-override");
 
 /// The largest decimal a tus length may have; keeps `u64` arithmetic far from overflow.
 const MAX_DIGITS: usize = 19;
@@ -24,10 +29,26 @@ pub fn parse_u64(headers: &HeaderMap, name: &HeaderName) -> Result<Option<u64>, 
     };
     let invalid = || TusError::InvalidHeader(name.as_str().to_owned());
     let text = value.to_str().map_err(|_| invalid())?;
-    if text.is_empty() || text.len() > MAX_DIGITS || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(invalid());
+    parse_decimal(text).map(Some).ok_or_else(invalid)
+}
+
+/// Reads `Upload-Defer-Length`: absent is `false`, `1` is `true`, anything else is a 400.
+pub fn parse_defer_length(headers: &HeaderMap) -> Result<bool, TusError> {
+    match headers.get(UPLOAD_DEFER_LENGTH) {
+        None => Ok(false),
+        Some(v) if v == "1" => Ok(true),
+        Some(_) => Err(TusError::InvalidHeader(
+            UPLOAD_DEFER_LENGTH.as_str().to_owned(),
+        )),
     }
-    text.parse().map(Some).map_err(|_| invalid())
+}
+
+/// Parses a decimal the way [`parse_u64`] does, from a bare string (for the fuzz tests).
+pub fn parse_decimal(text: &str) -> Option<u64> {
+    if text.is_empty() || text.len() > MAX_DIGITS || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
 }
 
 #[cfg(test)]

@@ -3,7 +3,9 @@
 //!
 //! [`Store`] is the small required part. Optional capabilities are separate traits that a store
 //! exposes through the `as_*` accessors; the handler advertises and routes only those present.
+//! [`conformance`] is the suite every store runs.
 
+pub mod conformance;
 pub mod fs;
 
 use async_trait::async_trait;
@@ -25,6 +27,17 @@ pub struct NewUpload {
     /// Total length, or `None` when deferred.
     pub length: Option<u64>,
     pub metadata: Metadata,
+    /// A partial upload, to be concatenated into a final one later.
+    pub partial: bool,
+}
+
+/// How an upload takes part in concatenation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Concat {
+    Partial,
+    /// Made from these partial uploads, in order.
+    Final(Vec<String>),
 }
 
 /// What the store knows about one upload.
@@ -38,11 +51,20 @@ pub struct UploadInfo {
     pub metadata: Metadata,
     /// Seconds since the Unix epoch.
     pub created_at: u64,
+    /// Last time bytes or info changed, seconds since the Unix epoch; drives expiration.
+    #[serde(default)]
+    pub updated_at: u64,
+    #[serde(default)]
+    pub concat: Option<Concat>,
 }
 
 impl UploadInfo {
     pub fn is_complete(&self) -> bool {
         self.length == Some(self.offset)
+    }
+
+    pub fn is_final(&self) -> bool {
+        matches!(self.concat, Some(Concat::Final(_)))
     }
 }
 
@@ -82,10 +104,64 @@ pub trait Store: Send + Sync + 'static {
     fn as_terminate(&self) -> Option<&dyn Terminate> {
         None
     }
+
+    /// The creation-defer-length capability, if the store has it.
+    fn as_defer_length(&self) -> Option<&dyn DeferLength> {
+        None
+    }
+
+    /// The concatenation capability, if the store has it.
+    fn as_concatenate(&self) -> Option<&dyn Concatenate> {
+        None
+    }
+
+    /// The expiration capability, if the store has it.
+    fn as_expire(&self) -> Option<&dyn Expire> {
+        None
+    }
+
+    /// Cutting an upload back to an offset, which the checksum extension needs to discard a
+    /// chunk that failed verification.
+    fn as_truncate(&self) -> Option<&dyn Truncate> {
+        None
+    }
 }
 
 /// Capability: delete an upload and reclaim its storage (`termination`).
 #[async_trait]
 pub trait Terminate: Send + Sync {
     async fn terminate(&self, id: &UploadId) -> Result<(), StoreError>;
+}
+
+/// Capability: set the length of an upload created without one (`creation-defer-length`).
+/// The caller checks that the length was unset and is not below the offset.
+#[async_trait]
+pub trait DeferLength: Send + Sync {
+    async fn set_length(&self, id: &UploadId, length: u64) -> Result<UploadInfo, StoreError>;
+}
+
+/// Capability: build a final upload from finished partial uploads (`concatenation`). The caller
+/// checks that every part is a finished partial upload.
+#[async_trait]
+pub trait Concatenate: Send + Sync {
+    async fn concatenate(
+        &self,
+        parts: &[UploadId],
+        metadata: Metadata,
+    ) -> Result<UploadInfo, StoreError>;
+}
+
+/// Capability: find unfinished uploads untouched since a moment, so a sweeper can terminate
+/// them (`expiration`). A store with this capability must also have [`Terminate`].
+#[async_trait]
+pub trait Expire: Send + Sync {
+    /// Ids of unfinished uploads whose `updated_at` is before `cutoff` (Unix seconds).
+    async fn stale(&self, cutoff: u64) -> Result<Vec<UploadId>, StoreError>;
+}
+
+/// Capability: cut an upload's bytes back to `offset` (used to discard a chunk whose checksum
+/// did not match).
+#[async_trait]
+pub trait Truncate: Send + Sync {
+    async fn truncate(&self, id: &UploadId, offset: u64) -> Result<(), StoreError>;
 }

@@ -5,6 +5,10 @@
 //! so a crash leaves the old or the new info, never half of one. Each `write` syncs the data
 //! file before it returns, so an acknowledged offset survives power loss, not just a crash of
 //! the process (see the README's durability section).
+//!
+//! The optional capabilities live in [`caps`].
+
+mod caps;
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -13,7 +17,10 @@ use async_trait::async_trait;
 use tokio::fs::{self, File, OpenOptions};
 use tokio::io::{AsyncSeekExt, AsyncWriteExt, BufWriter};
 
-use super::{BodyReader, NewUpload, Store, StoreError, Terminate, UploadInfo, UploadReader};
+use super::{
+    BodyReader, Concat, Concatenate, DeferLength, Expire, NewUpload, Store, StoreError, Terminate,
+    Truncate, UploadInfo, UploadReader,
+};
 use crate::id::UploadId;
 
 /// Write buffer between the body and the file: large enough to keep syscalls rare.
@@ -67,12 +74,22 @@ impl FsStore {
     }
 
     async fn data_len(&self, id: &UploadId) -> Result<u64, StoreError> {
+        Ok(self.data_meta(id).await?.len())
+    }
+
+    async fn data_meta(&self, id: &UploadId) -> Result<std::fs::Metadata, StoreError> {
         match fs::metadata(self.data_path(id)).await {
-            Ok(m) => Ok(m.len()),
+            Ok(m) => Ok(m),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::NotFound),
             Err(e) => Err(e.into()),
         }
     }
+}
+
+fn secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// Makes a rename or create in `dir` durable.
@@ -81,10 +98,7 @@ async fn sync_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    secs(SystemTime::now())
 }
 
 #[async_trait]
@@ -97,6 +111,8 @@ impl Store for FsStore {
             length: upload.length,
             metadata: upload.metadata,
             created_at: now_secs(),
+            updated_at: now_secs(),
+            concat: upload.partial.then_some(Concat::Partial),
         };
         // Data file first: an info file always has its data file beside it.
         File::create(self.data_path(&id)).await?;
@@ -106,7 +122,11 @@ impl Store for FsStore {
 
     async fn info(&self, id: &UploadId) -> Result<UploadInfo, StoreError> {
         let mut info = self.read_info(id).await?;
-        info.offset = self.data_len(id).await?;
+        let data = self.data_meta(id).await?;
+        info.offset = data.len();
+        // The data file's mtime is the last write; the info's own stamp covers length changes.
+        let written = data.modified().map(secs).unwrap_or(info.updated_at);
+        info.updated_at = info.updated_at.max(written);
         Ok(info)
     }
 
@@ -151,21 +171,20 @@ impl Store for FsStore {
     fn as_terminate(&self) -> Option<&dyn Terminate> {
         Some(self)
     }
-}
 
-#[async_trait]
-impl Terminate for FsStore {
-    async fn terminate(&self, id: &UploadId) -> Result<(), StoreError> {
-        // Info first: without it the upload no longer exists, even if removing the data fails.
-        match fs::remove_file(self.info_path(id)).await {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::NotFound),
-            Err(e) => return Err(e.into()),
-        }
-        match fs::remove_file(self.data_path(id)).await {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(e.into()),
-        }
+    fn as_defer_length(&self) -> Option<&dyn DeferLength> {
+        Some(self)
+    }
+
+    fn as_concatenate(&self) -> Option<&dyn Concatenate> {
+        Some(self)
+    }
+
+    fn as_expire(&self) -> Option<&dyn Expire> {
+        Some(self)
+    }
+
+    fn as_truncate(&self) -> Option<&dyn Truncate> {
+        Some(self)
     }
 }

@@ -1,0 +1,96 @@
+//! The request body as the store sees it: a byte stream that ends with an error when a newer
+//! request for the same upload arrives or when the body delivered less than [`MIN_PROGRESS`]
+//! bytes in one idle-timeout window, so a slow or abandoned client (even one sending a byte
+//! every few seconds) can neither hold the upload's lock nor a connection forever.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, BodyDataStream};
+use bytes::Bytes;
+use futures_util::Stream;
+use tokio::time::{Instant, Sleep};
+use tokio_util::io::StreamReader;
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+use crate::protocol::TusError;
+use crate::store::StoreError;
+
+/// Error kinds that tell the handler why the body stopped.
+const SUPERSEDED: io::ErrorKind = io::ErrorKind::Interrupted;
+const IDLE: io::ErrorKind = io::ErrorKind::TimedOut;
+const CLIENT_GONE: io::ErrorKind = io::ErrorKind::ConnectionAborted;
+
+/// Bytes a body must deliver per idle window to count as alive.
+pub(super) const MIN_PROGRESS: usize = 1024;
+
+/// A body stream guarded by a cancellation token and an idle timer.
+pub(super) struct GuardedBody {
+    inner: BodyDataStream,
+    cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
+    idle: Pin<Box<Sleep>>,
+    idle_for: Duration,
+    /// Bytes received since the idle timer was last reset.
+    progress: usize,
+}
+
+impl GuardedBody {
+    pub(super) fn new(body: Body, cancelled: CancellationToken, idle_for: Duration) -> Self {
+        Self {
+            inner: body.into_data_stream(),
+            cancelled: Box::pin(cancelled.cancelled_owned()),
+            idle: Box::pin(tokio::time::sleep(idle_for)),
+            idle_for,
+            progress: 0,
+        }
+    }
+
+    /// An `AsyncRead` over the body, for the stores.
+    pub(super) fn reader(self) -> StreamReader<Self, Bytes> {
+        StreamReader::new(self)
+    }
+}
+
+impl Stream for GuardedBody {
+    type Item = io::Result<Bytes>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.cancelled.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(io::Error::new(SUPERSEDED, "superseded"))));
+        }
+        match Pin::new(&mut self.inner).poll_next(cx) {
+            Poll::Ready(Some(Ok(bytes))) => {
+                self.progress += bytes.len();
+                if self.progress >= MIN_PROGRESS {
+                    self.progress = 0;
+                    let deadline = Instant::now() + self.idle_for;
+                    self.idle.as_mut().reset(deadline);
+                }
+                Poll::Ready(Some(Ok(bytes)))
+            }
+            Poll::Ready(Some(Err(e))) => {
+                tracing::debug!(error = %e, "request body failed");
+                Poll::Ready(Some(Err(io::Error::new(CLIENT_GONE, "body failed"))))
+            }
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => match self.idle.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(io::Error::new(IDLE, "body idle")))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+}
+
+/// Maps a store error from a write to what the client is told: a stopped body is the client's
+/// doing (or a newer request's), not a server failure.
+pub(super) fn write_error(e: StoreError) -> TusError {
+    match e {
+        StoreError::Io(e) if e.kind() == SUPERSEDED => TusError::Superseded,
+        StoreError::Io(e) if e.kind() == IDLE => TusError::IdleTimeout,
+        StoreError::Io(e) if e.kind() == CLIENT_GONE => TusError::BodyInterrupted,
+        other => other.into(),
+    }
+}

@@ -1,0 +1,31 @@
+//! POST on an upload with `X-HTTP-Method-Override`: for clients behind proxies or runtimes that
+//! cannot send PATCH or DELETE. The override names the verb whose handler answers.
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{Extensions, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+
+use super::{TusState, delete, head, patch, tus_headers};
+use crate::protocol::headers::X_HTTP_METHOD_OVERRIDE;
+
+pub(super) async fn handle(
+    state: State<TusState>,
+    id: Path<String>,
+    extensions: Extensions,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let method = headers
+        .get(X_HTTP_METHOD_OVERRIDE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_ascii_uppercase);
+    match method.as_deref() {
+        Some("PATCH") => patch::handle(state, id, extensions, headers, body)
+            .await
+            .into_response(),
+        Some("HEAD") => head::handle(state, id, headers).await,
+        Some("DELETE") => delete::handle(state, id, headers).await.into_response(),
+        _ => (StatusCode::METHOD_NOT_ALLOWED, tus_headers()).into_response(),
+    }
+}

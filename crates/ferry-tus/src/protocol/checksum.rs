@@ -1,0 +1,190 @@
+//! `Upload-Checksum: <algorithm> <base64 digest>` (the checksum extension): parsing the header
+//! and hashing a body as it streams past, so verifying never needs a second read.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use sha1::Digest;
+use tokio::io::{AsyncRead, ReadBuf};
+
+use super::TusError;
+
+/// The algorithms of `Tus-Checksum-Algorithm`, in the order advertised.
+pub const ALGORITHMS: &str = "sha1,md5,sha256,crc32";
+
+/// A supported checksum algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    Sha1,
+    Md5,
+    Sha256,
+    /// CRC-32 (IEEE), digest as 4 big-endian bytes.
+    Crc32,
+}
+
+/// The digest a client promised for a PATCH body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expected {
+    pub algorithm: Algorithm,
+    pub digest: Vec<u8>,
+}
+
+impl Expected {
+    /// Parses an `Upload-Checksum` value. An unknown algorithm or a digest that is not valid
+    /// base64 of the algorithm's length is a 400.
+    pub fn parse(raw: &str) -> Result<Self, TusError> {
+        let (name, digest) = raw.split_once(' ').ok_or(TusError::InvalidChecksum)?;
+        let algorithm = match name {
+            "sha1" => Algorithm::Sha1,
+            "md5" => Algorithm::Md5,
+            "sha256" => Algorithm::Sha256,
+            "crc32" => Algorithm::Crc32,
+            _ => return Err(TusError::UnsupportedChecksum),
+        };
+        let digest = STANDARD
+            .decode(digest)
+            .map_err(|_| TusError::InvalidChecksum)?;
+        let want = match algorithm {
+            Algorithm::Sha1 => 20,
+            Algorithm::Md5 => 16,
+            Algorithm::Sha256 => 32,
+            Algorithm::Crc32 => 4,
+        };
+        if digest.len() != want {
+            return Err(TusError::InvalidChecksum);
+        }
+        Ok(Self { algorithm, digest })
+    }
+}
+
+/// A running digest of one of the [`Algorithm`]s.
+#[derive(Clone, Debug)]
+pub enum Hasher {
+    Sha1(sha1::Sha1),
+    Md5(md5::Md5),
+    Sha256(sha2::Sha256),
+    Crc32(crc32fast::Hasher),
+}
+
+impl Hasher {
+    pub fn new(algorithm: Algorithm) -> Self {
+        match algorithm {
+            Algorithm::Sha1 => Self::Sha1(sha1::Sha1::new()),
+            Algorithm::Md5 => Self::Md5(md5::Md5::new()),
+            Algorithm::Sha256 => Self::Sha256(sha2::Sha256::new()),
+            Algorithm::Crc32 => Self::Crc32(crc32fast::Hasher::new()),
+        }
+    }
+
+    pub fn update(&mut self, bytes: &[u8]) {
+        match self {
+            Self::Sha1(h) => h.update(bytes),
+            Self::Md5(h) => h.update(bytes),
+            Self::Sha256(h) => h.update(bytes),
+            Self::Crc32(h) => h.update(bytes),
+        }
+    }
+
+    pub fn finish(self) -> Vec<u8> {
+        match self {
+            Self::Sha1(h) => h.finalize().to_vec(),
+            Self::Md5(h) => h.finalize().to_vec(),
+            Self::Sha256(h) => h.finalize().to_vec(),
+            Self::Crc32(h) => h.finalize().to_be_bytes().to_vec(),
+        }
+    }
+}
+
+/// Feeds every byte read through it to a [`Hasher`].
+#[derive(Debug)]
+pub struct HashingReader<R> {
+    inner: R,
+    hasher: Hasher,
+}
+
+impl<R> HashingReader<R> {
+    pub fn new(inner: R, algorithm: Algorithm) -> Self {
+        Self {
+            inner,
+            hasher: Hasher::new(algorithm),
+        }
+    }
+
+    /// The digest of everything read so far.
+    pub fn finish(self) -> Vec<u8> {
+        self.hasher.finish()
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for HashingReader<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let this = &mut *self;
+        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = polled {
+            this.hasher.update(&buf.filled()[before..]);
+        }
+        polled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+
+    #[test]
+    fn parses_each_algorithm_and_rejects_the_rest() {
+        // Digests of "hello" in each algorithm.
+        let ok = [
+            ("sha1 qvTGHdzF6KLavt4PO0gs2a6pQ00=", Algorithm::Sha1),
+            ("md5 XUFAKrxLKna5cZ2REBfFkg==", Algorithm::Md5),
+            (
+                "sha256 LPJNul+wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ=",
+                Algorithm::Sha256,
+            ),
+            ("crc32 NhCmhg==", Algorithm::Crc32),
+        ];
+        for (raw, algorithm) in ok {
+            let expected = Expected::parse(raw).expect(raw);
+            assert_eq!(expected.algorithm, algorithm);
+            let mut h = Hasher::new(algorithm);
+            h.update(b"hello");
+            assert_eq!(h.finish(), expected.digest, "{raw}");
+        }
+        assert!(matches!(
+            Expected::parse("sha512 AAAA"),
+            Err(TusError::UnsupportedChecksum)
+        ));
+        for raw in [
+            "sha1",
+            "sha1 !!!",
+            "sha1 AAAA",
+            "md5  XUFAKrxLKna5cZ2REBfFkg==",
+        ] {
+            assert!(
+                matches!(Expected::parse(raw), Err(TusError::InvalidChecksum)),
+                "{raw:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn hashing_reader_digests_what_passes() {
+        let mut reader = HashingReader::new(&b"hello"[..], Algorithm::Sha1);
+        let mut out = Vec::new();
+        reader.read_to_end(&mut out).await.expect("read");
+        assert_eq!(out, b"hello");
+        assert_eq!(
+            STANDARD.encode(reader.finish()),
+            "qvTGHdzF6KLavt4PO0gs2a6pQ00="
+        );
+    }
+}

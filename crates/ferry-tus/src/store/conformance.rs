@@ -1,0 +1,344 @@
+//! The store conformance suite: the behaviour every [`Store`] must have, run by each store's
+//! tests (`tests/store_fs.rs`, and the s3 store against a real bucket). Capabilities a store
+//! lacks are skipped, so the suite also documents what each `as_*` accessor promises.
+//!
+//! Failures are returned as text rather than panics so the suite can live in the library.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rand::RngCore;
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+
+use super::{Concat, NewUpload, Store, StoreError, UploadInfo};
+use crate::id::UploadId;
+use crate::protocol::Metadata;
+
+macro_rules! ensure {
+    ($cond:expr, $($why:tt)+) => {
+        if !$cond {
+            return Err(format!($($why)+));
+        }
+    };
+}
+
+/// Runs every case against `store`; the first failure is returned with its case name.
+pub async fn run(store: &dyn Store) -> Result<(), String> {
+    create_and_write(store)
+        .await
+        .map_err(|e| format!("create_and_write: {e}"))?;
+    rejects_wrong_offset(store)
+        .await
+        .map_err(|e| format!("rejects_wrong_offset: {e}"))?;
+    zero_length(store)
+        .await
+        .map_err(|e| format!("zero_length: {e}"))?;
+    interrupted_write_resumes(store)
+        .await
+        .map_err(|e| format!("interrupted_write: {e}"))?;
+    unknown_ids(store)
+        .await
+        .map_err(|e| format!("unknown_ids: {e}"))?;
+    defer_length(store)
+        .await
+        .map_err(|e| format!("defer_length: {e}"))?;
+    terminate(store)
+        .await
+        .map_err(|e| format!("terminate: {e}"))?;
+    concatenate(store)
+        .await
+        .map_err(|e| format!("concatenate: {e}"))?;
+    expire(store).await.map_err(|e| format!("expire: {e}"))?;
+    truncate(store)
+        .await
+        .map_err(|e| format!("truncate: {e}"))?;
+    Ok(())
+}
+
+fn random(len: usize) -> Vec<u8> {
+    let mut bytes = vec![0; len];
+    rand::rng().fill_bytes(&mut bytes);
+    bytes
+}
+
+fn id_of(info: &UploadInfo) -> Result<UploadId, String> {
+    UploadId::parse(&info.id).ok_or_else(|| format!("store made a foreign id {:?}", info.id))
+}
+
+async fn write(store: &dyn Store, id: &UploadId, offset: u64, bytes: &[u8]) -> Result<u64, String> {
+    let mut reader = bytes;
+    store
+        .write(id, offset, &mut reader)
+        .await
+        .map_err(|e| format!("write at {offset}: {e}"))
+}
+
+async fn read_all(store: &dyn Store, id: &UploadId) -> Result<Vec<u8>, String> {
+    let mut reader = store.read(id).await.map_err(|e| format!("read: {e}"))?;
+    let mut out = Vec::new();
+    reader
+        .read_to_end(&mut out)
+        .await
+        .map_err(|e| format!("read: {e}"))?;
+    Ok(out)
+}
+
+async fn new_upload(
+    store: &dyn Store,
+    length: Option<u64>,
+    partial: bool,
+) -> Result<UploadId, String> {
+    let info = store
+        .create(NewUpload {
+            length,
+            metadata: Metadata::default(),
+            partial,
+        })
+        .await
+        .map_err(|e| format!("create: {e}"))?;
+    id_of(&info)
+}
+
+/// Several writes of odd sizes (one over 5 MiB, so an S3 store must split parts) then a
+/// byte-exact read.
+async fn create_and_write(store: &dyn Store) -> Result<(), String> {
+    let bytes = random(6 * 1024 * 1024 + 4099);
+    let metadata = Metadata::parse("filename YS5iaW4=,flag").map_err(|e| e.to_string())?;
+    let info = store
+        .create(NewUpload {
+            length: Some(bytes.len() as u64),
+            metadata: metadata.clone(),
+            partial: false,
+        })
+        .await
+        .map_err(|e| format!("create: {e}"))?;
+    ensure!(
+        info.offset == 0 && info.length == Some(bytes.len() as u64),
+        "fresh info {info:?}"
+    );
+    let id = id_of(&info)?;
+    let stored = store.info(&id).await.map_err(|e| e.to_string())?;
+    ensure!(
+        stored.metadata == metadata,
+        "metadata changed: {:?}",
+        stored.metadata
+    );
+    let cuts = [0, 1, 700_001, 6 * 1024 * 1024 + 1, bytes.len()];
+    for pair in cuts.windows(2) {
+        let at = write(store, &id, pair[0] as u64, &bytes[pair[0]..pair[1]]).await?;
+        ensure!(
+            at == pair[1] as u64,
+            "write returned {at}, want {}",
+            pair[1]
+        );
+        let info = store.info(&id).await.map_err(|e| e.to_string())?;
+        ensure!(
+            info.offset == pair[1] as u64,
+            "info offset {} want {}",
+            info.offset,
+            pair[1]
+        );
+    }
+    ensure!(
+        store
+            .info(&id)
+            .await
+            .map_err(|e| e.to_string())?
+            .is_complete(),
+        "not complete"
+    );
+    ensure!(read_all(store, &id).await? == bytes, "stored bytes differ");
+    Ok(())
+}
+
+async fn rejects_wrong_offset(store: &dyn Store) -> Result<(), String> {
+    let id = new_upload(store, Some(10), false).await?;
+    write(store, &id, 0, b"abcd").await?;
+    let mut reader: &[u8] = b"xyz";
+    match store.write(&id, 3, &mut reader).await {
+        Err(StoreError::OffsetMismatch {
+            sent: 3,
+            current: 4,
+        }) => {}
+        other => return Err(format!("write at a wrong offset gave {other:?}")),
+    }
+    let info = store.info(&id).await.map_err(|e| e.to_string())?;
+    ensure!(info.offset == 4, "offset moved to {}", info.offset);
+    Ok(())
+}
+
+async fn zero_length(store: &dyn Store) -> Result<(), String> {
+    let id = new_upload(store, Some(0), false).await?;
+    let info = store.info(&id).await.map_err(|e| e.to_string())?;
+    ensure!(info.is_complete(), "0-byte upload not complete: {info:?}");
+    ensure!(
+        read_all(store, &id).await?.is_empty(),
+        "0-byte upload has bytes"
+    );
+    Ok(())
+}
+
+/// Yields `good` bytes, then fails like a dropped connection.
+struct Failing(Vec<u8>);
+
+impl AsyncRead for Failing {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if self.0.is_empty() {
+            return Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "dropped",
+            )));
+        }
+        let n = buf.remaining().min(self.0.len());
+        buf.put_slice(&self.0[..n]);
+        self.0.drain(..n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// The crash-resume contract at store level: bytes received before a body failed are kept (all
+/// or a prefix), the reported offset counts only stored bytes, and resuming from it is exact.
+async fn interrupted_write_resumes(store: &dyn Store) -> Result<(), String> {
+    let bytes = random(300_000);
+    let id = new_upload(store, Some(bytes.len() as u64), false).await?;
+    let mut failing = Failing(bytes[..200_000].to_vec());
+    ensure!(
+        store.write(&id, 0, &mut failing).await.is_err(),
+        "a failed body reported success"
+    );
+    let kept = store.info(&id).await.map_err(|e| e.to_string())?.offset;
+    ensure!(kept <= 200_000, "offset {kept} counts bytes never sent");
+    write(store, &id, kept, &bytes[kept as usize..]).await?;
+    ensure!(read_all(store, &id).await? == bytes, "resumed bytes differ");
+    Ok(())
+}
+
+async fn unknown_ids(store: &dyn Store) -> Result<(), String> {
+    let id = UploadId::generate();
+    ensure!(
+        matches!(store.info(&id).await, Err(StoreError::NotFound)),
+        "info of unknown id"
+    );
+    ensure!(
+        matches!(store.read(&id).await, Err(StoreError::NotFound)),
+        "read of unknown id"
+    );
+    Ok(())
+}
+
+async fn defer_length(store: &dyn Store) -> Result<(), String> {
+    let Some(defer) = store.as_defer_length() else {
+        return Ok(());
+    };
+    let id = new_upload(store, None, false).await?;
+    write(store, &id, 0, b"hello").await?;
+    let info = store.info(&id).await.map_err(|e| e.to_string())?;
+    ensure!(
+        info.length.is_none() && info.offset == 5,
+        "deferred info {info:?}"
+    );
+    let info = defer.set_length(&id, 8).await.map_err(|e| e.to_string())?;
+    ensure!(
+        info.length == Some(8) && info.offset == 5,
+        "after set_length {info:?}"
+    );
+    write(store, &id, 5, b"!!!").await?;
+    ensure!(
+        read_all(store, &id).await? == b"hello!!!",
+        "deferred bytes differ"
+    );
+    Ok(())
+}
+
+async fn terminate(store: &dyn Store) -> Result<(), String> {
+    let Some(terminate) = store.as_terminate() else {
+        return Ok(());
+    };
+    let id = new_upload(store, Some(10), false).await?;
+    write(store, &id, 0, b"abc").await?;
+    terminate.terminate(&id).await.map_err(|e| e.to_string())?;
+    ensure!(
+        matches!(store.info(&id).await, Err(StoreError::NotFound)),
+        "terminated upload still there"
+    );
+    ensure!(
+        matches!(terminate.terminate(&id).await, Err(StoreError::NotFound)),
+        "second terminate"
+    );
+    Ok(())
+}
+
+async fn concatenate(store: &dyn Store) -> Result<(), String> {
+    let Some(concat) = store.as_concatenate() else {
+        return Ok(());
+    };
+    let parts = [random(5 * 1024 * 1024 + 17), random(1), random(70_000)];
+    let mut ids = Vec::new();
+    for part in &parts {
+        let id = new_upload(store, Some(part.len() as u64), true).await?;
+        write(store, &id, 0, part).await?;
+        let info = store.info(&id).await.map_err(|e| e.to_string())?;
+        ensure!(
+            info.concat == Some(Concat::Partial),
+            "partial not marked: {info:?}"
+        );
+        ids.push(id);
+    }
+    let info = concat
+        .concatenate(&ids, Metadata::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    ensure!(info.is_final() && info.is_complete(), "final info {info:?}");
+    let id = id_of(&info)?;
+    ensure!(
+        read_all(store, &id).await? == parts.concat(),
+        "final bytes differ"
+    );
+    Ok(())
+}
+
+async fn expire(store: &dyn Store) -> Result<(), String> {
+    let Some(expire) = store.as_expire() else {
+        return Ok(());
+    };
+    let unfinished = new_upload(store, Some(4), false).await?;
+    let finished = new_upload(store, Some(2), false).await?;
+    write(store, &finished, 0, b"ok").await?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let stale = expire.stale(now + 10).await.map_err(|e| e.to_string())?;
+    ensure!(stale.contains(&unfinished), "unfinished upload not stale");
+    ensure!(!stale.contains(&finished), "finished upload called stale");
+    let stale = expire
+        .stale(now.saturating_sub(3600))
+        .await
+        .map_err(|e| e.to_string())?;
+    ensure!(!stale.contains(&unfinished), "fresh upload called stale");
+    Ok(())
+}
+
+async fn truncate(store: &dyn Store) -> Result<(), String> {
+    let Some(truncate) = store.as_truncate() else {
+        return Ok(());
+    };
+    let id = new_upload(store, Some(10), false).await?;
+    write(store, &id, 0, b"0123456789").await?;
+    truncate.truncate(&id, 4).await.map_err(|e| e.to_string())?;
+    ensure!(
+        store.info(&id).await.map_err(|e| e.to_string())?.offset == 4,
+        "truncate kept bytes"
+    );
+    write(store, &id, 4, b"abcdef").await?;
+    ensure!(
+        read_all(store, &id).await? == b"0123abcdef",
+        "bytes after truncate differ"
+    );
+    Ok(())
+}

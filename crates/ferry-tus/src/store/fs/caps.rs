@@ -1,0 +1,115 @@
+//! The fs store's optional capabilities: termination, deferred length, concatenation,
+//! expiration and truncation.
+
+use async_trait::async_trait;
+use tokio::fs::{self, File, OpenOptions};
+use tokio::io::{AsyncWriteExt, BufWriter};
+
+use super::{FsStore, WRITE_BUFFER, now_secs};
+use crate::id::UploadId;
+use crate::protocol::Metadata;
+use crate::store::{
+    Concat, Concatenate, DeferLength, Expire, Store, StoreError, Terminate, Truncate, UploadInfo,
+};
+
+#[async_trait]
+impl Terminate for FsStore {
+    async fn terminate(&self, id: &UploadId) -> Result<(), StoreError> {
+        // Info first: without it the upload no longer exists, even if removing the data fails.
+        match fs::remove_file(self.info_path(id)).await {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::NotFound),
+            Err(e) => return Err(e.into()),
+        }
+        match fs::remove_file(self.data_path(id)).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+#[async_trait]
+impl DeferLength for FsStore {
+    async fn set_length(&self, id: &UploadId, length: u64) -> Result<UploadInfo, StoreError> {
+        let mut info = self.read_info(id).await?;
+        info.length = Some(length);
+        info.updated_at = now_secs();
+        self.write_info(id, &info).await?;
+        self.info(id).await
+    }
+}
+
+#[async_trait]
+impl Concatenate for FsStore {
+    async fn concatenate(
+        &self,
+        parts: &[UploadId],
+        metadata: Metadata,
+    ) -> Result<UploadInfo, StoreError> {
+        let id = UploadId::generate();
+        // Bytes go to a temporary name and appear complete or not at all: a crash mid-copy
+        // leaves no final upload that claims bytes it lacks.
+        let tmp = self.dir.join(format!("{id}.concat.tmp"));
+        let mut out = BufWriter::with_capacity(WRITE_BUFFER, File::create(&tmp).await?);
+        let mut length = 0u64;
+        for part in parts {
+            let mut reader = self.read(part).await?;
+            length += tokio::io::copy(&mut reader, &mut out).await?;
+        }
+        out.flush().await?;
+        out.into_inner().sync_data().await?;
+        fs::rename(&tmp, self.data_path(&id)).await?;
+        let info = UploadInfo {
+            id: id.to_string(),
+            offset: length,
+            length: Some(length),
+            metadata,
+            created_at: now_secs(),
+            updated_at: now_secs(),
+            concat: Some(Concat::Final(
+                parts.iter().map(|p| p.as_str().to_owned()).collect(),
+            )),
+        };
+        self.write_info(&id, &info).await?;
+        Ok(info)
+    }
+}
+
+#[async_trait]
+impl Expire for FsStore {
+    async fn stale(&self, cutoff: u64) -> Result<Vec<UploadId>, StoreError> {
+        let mut stale = Vec::new();
+        let mut entries = fs::read_dir(&self.dir).await?;
+        while let Some(entry) = entries.next_entry().await? {
+            let name = entry.file_name();
+            let Some(id) = name
+                .to_str()
+                .and_then(|n| n.strip_suffix(".info"))
+                .and_then(UploadId::parse)
+            else {
+                continue;
+            };
+            match self.info(&id).await {
+                Ok(info) if !info.is_complete() && info.updated_at < cutoff => stale.push(id),
+                // Vanished meanwhile, or finished: nothing to reclaim.
+                Ok(_) | Err(StoreError::NotFound) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(stale)
+    }
+}
+
+#[async_trait]
+impl Truncate for FsStore {
+    async fn truncate(&self, id: &UploadId, offset: u64) -> Result<(), StoreError> {
+        let file = OpenOptions::new()
+            .write(true)
+            .open(self.data_path(id))
+            .await?;
+        file.set_len(offset).await?;
+        file.sync_data().await?;
+        Ok(())
+    }
+}

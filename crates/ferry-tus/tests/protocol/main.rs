@@ -1,0 +1,11 @@
+//! Table-driven tests of the tus protocol over real HTTP, one module per verb.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod delete;
+mod get;
+mod head;
+mod options;
+mod patch;
+mod post;
