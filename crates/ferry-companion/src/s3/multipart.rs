@@ -1,0 +1,177 @@
+//! The multipart routes except complete: create, list parts, sign one part, sign a batch, abort.
+//! Every call naming a key checks it (well-formed, under the prefix, owned by the token's
+//! subject) before anything is signed or sent.
+
+use std::collections::BTreeMap;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Extension, Path, Query, State};
+use rusty_s3::S3Action;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::S3State;
+use super::auth::Subject;
+use super::error::S3Error;
+use super::key::{check_key, new_key};
+use super::params::{metadata_pairs, object_headers};
+use super::store;
+
+/// Highest part number S3 allows.
+pub const MAX_PART: u16 = 10_000;
+
+/// `?key=` of the multipart routes.
+#[derive(Debug, Deserialize)]
+pub struct KeyQuery {
+    key: Option<String>,
+    #[serde(rename = "partNumbers")]
+    part_numbers: Option<String>,
+}
+
+/// Checks the upload id and the key of a multipart call; returns the key.
+pub fn checked<'a>(
+    state: &S3State,
+    subject: Option<&Subject>,
+    upload_id: &str,
+    query: &'a KeyQuery,
+) -> Result<&'a str, S3Error> {
+    if upload_id.is_empty() || upload_id.len() > 1024 || upload_id.chars().any(char::is_control) {
+        return Err(S3Error::bad("s3: invalid uploadId"));
+    }
+    let key = query.key.as_deref().unwrap_or_default();
+    check_key(&state.settings, subject, key)?;
+    Ok(key)
+}
+
+/// A part number from the client: an integer in 1..=10000.
+pub fn part_number(raw: &str) -> Result<u16, S3Error> {
+    raw.trim()
+        .parse::<u16>()
+        .ok()
+        .filter(|n| (1..=MAX_PART).contains(n))
+        .ok_or_else(|| S3Error::bad("s3: the part number must be an integer between 1 and 10000"))
+}
+
+/// JSON body of a route, with a clear 400 for anything that is not the expected JSON.
+pub fn json_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, S3Error> {
+    serde_json::from_slice(body).map_err(|e| S3Error::bad(format!("s3: invalid JSON body: {e}")))
+}
+
+#[derive(Deserialize)]
+struct CreateBody {
+    filename: Option<Value>,
+    #[serde(rename = "type")]
+    content_type: Option<Value>,
+    metadata: Option<Value>,
+}
+
+/// `POST /s3/multipart` `{filename, type, metadata}` -> `{uploadId, key, bucket}`.
+pub async fn create(
+    State(state): State<S3State>,
+    subject: Option<Extension<Subject>>,
+    body: Bytes,
+) -> Result<Json<Value>, S3Error> {
+    let body: CreateBody = json_body(&body)?;
+    let Some(Value::String(filename)) = body
+        .filename
+        .filter(|f| f.as_str().is_some_and(|s| !s.is_empty()))
+    else {
+        return Err(S3Error::bad(
+            "s3: the \"filename\" field is required and must be a string",
+        ));
+    };
+    let content_type = match body.content_type {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(t)) => t,
+        Some(_) => return Err(S3Error::bad("s3: content type must be a string")),
+    };
+    let key = new_key(&state.settings, subject.as_deref(), &filename);
+    let headers = object_headers(&content_type, &metadata_pairs(body.metadata.as_ref()));
+    let upload_id = store::create(&state, &key, &headers).await?;
+    Ok(Json(
+        json!({ "uploadId": upload_id, "key": key, "bucket": state.settings.bucket }),
+    ))
+}
+
+/// `GET /s3/multipart/{uploadId}?key=` -> every uploaded part.
+pub async fn list_parts(
+    State(state): State<S3State>,
+    subject: Option<Extension<Subject>>,
+    Path(upload_id): Path<String>,
+    Query(query): Query<KeyQuery>,
+) -> Result<Json<Vec<store::Part>>, S3Error> {
+    let key = checked(&state, subject.as_deref(), &upload_id, &query)?;
+    Ok(Json(store::list_parts(&state, key, &upload_id).await?))
+}
+
+fn sign(state: &S3State, key: &str, upload_id: &str, number: u16) -> String {
+    state
+        .bucket
+        .upload_part(Some(&state.credentials), key, number, upload_id)
+        .sign(state.expires())
+        .to_string()
+}
+
+/// `GET /s3/multipart/{uploadId}/{partNumber}?key=` -> `{url, expires}`.
+pub async fn sign_part(
+    State(state): State<S3State>,
+    subject: Option<Extension<Subject>>,
+    Path((upload_id, number)): Path<(String, String)>,
+    Query(query): Query<KeyQuery>,
+) -> Result<Json<Value>, S3Error> {
+    let key = checked(&state, subject.as_deref(), &upload_id, &query)?;
+    let number = part_number(&number)?;
+    let url = sign(&state, key, &upload_id, number);
+    Ok(Json(
+        json!({ "url": url, "expires": state.expires().as_secs() }),
+    ))
+}
+
+/// `GET /s3/multipart/{uploadId}/batch?key=&partNumbers=1,2,3` -> `{presignedUrls: {n: url}}`.
+pub async fn sign_batch(
+    State(state): State<S3State>,
+    subject: Option<Extension<Subject>>,
+    Path(upload_id): Path<String>,
+    Query(query): Query<KeyQuery>,
+) -> Result<Json<Value>, S3Error> {
+    let key = checked(&state, subject.as_deref(), &upload_id, &query)?;
+    let raw = query.part_numbers.as_deref().unwrap_or_default();
+    if raw.is_empty() {
+        return Err(S3Error::bad(
+            "s3: the part numbers must be passed as a comma-separated list, e.g. \"?partNumbers=1,2\"",
+        ));
+    }
+    let mut urls = BTreeMap::new();
+    for raw in raw.split(',') {
+        let number = part_number(raw)?;
+        urls.insert(number.to_string(), sign(&state, key, &upload_id, number));
+    }
+    Ok(Json(json!({ "presignedUrls": urls })))
+}
+
+/// `DELETE /s3/multipart/{uploadId}?key=` -> `{}`; the store deletes the parts.
+pub async fn abort(
+    State(state): State<S3State>,
+    subject: Option<Extension<Subject>>,
+    Path(upload_id): Path<String>,
+    Query(query): Query<KeyQuery>,
+) -> Result<Json<Value>, S3Error> {
+    let key = checked(&state, subject.as_deref(), &upload_id, &query)?;
+    store::abort(&state, key, &upload_id).await?;
+    Ok(Json(json!({})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::part_number;
+
+    #[test]
+    fn part_numbers_are_1_to_10000() {
+        assert_eq!(part_number("1").ok(), Some(1));
+        assert_eq!(part_number("10000").ok(), Some(10_000));
+        for bad in ["0", "10001", "-1", "1.5", "", "abc", "65536"] {
+            assert!(part_number(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! Shared setup of the S3 route tests: a Garage node, the `/s3/*` router on loopback, and small
+//! HTTP helpers.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use ferry_companion::s3::{S3Settings, S3State, router};
+use ferry_testkit::TestServer;
+use ferry_testkit::garage::Garage;
+use serde_json::Value;
+
+/// Settings pointing at `garage`, with the `uploads/` prefix and a 300 s expiry.
+pub fn settings(garage: &Garage) -> S3Settings {
+    S3Settings {
+        endpoint: garage.endpoint.clone(),
+        bucket: garage.bucket.clone(),
+        region: garage.region.clone(),
+        access_key: garage.access_key.clone(),
+        secret_key: garage.secret_key.clone(),
+        force_path_style: true,
+        key_prefix: "uploads/".to_owned(),
+        expires: Duration::from_secs(300),
+        auth_secret: None,
+    }
+}
+
+pub struct Fixture {
+    pub garage: Garage,
+    pub server: TestServer,
+    pub http: reqwest::Client,
+    pub token: Option<String>,
+}
+
+impl Fixture {
+    pub async fn start(make: impl FnOnce(&Garage) -> S3Settings) -> Self {
+        let garage = Garage::start().await;
+        let state = S3State::new(make(&garage)).expect("valid settings");
+        let server = TestServer::start(router(state)).await;
+        Self {
+            garage,
+            server,
+            http: reqwest::Client::new(),
+            token: None,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        self.server.url(path)
+    }
+
+    /// The object key of a presigned path-style URL.
+    pub fn key_of(&self, url: &str) -> String {
+        let url = url::Url::parse(url).expect("url");
+        let prefix = format!("/{}/", self.garage.bucket);
+        let path = url.path().strip_prefix(&prefix).expect("path-style url");
+        percent_decode(path)
+    }
+
+    pub async fn post_json(&self, path: &str, body: &str) -> (u16, Value) {
+        let mut req = self
+            .http
+            .post(self.url(path))
+            .header("content-type", "application/json")
+            .body(body.to_owned());
+        if let Some(token) = &self.token {
+            req = req.bearer_auth(token);
+        }
+        let resp = req.send().await.expect("POST");
+        let status = resp.status().as_u16();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Creates a multipart upload; returns (uploadId, key).
+    pub async fn create(&self, filename: &str) -> (String, String) {
+        let body = serde_json::json!({ "filename": filename, "type": "application/octet-stream", "metadata": { "a": "b" } });
+        let (status, answer) = self.post_json("/s3/multipart", &body.to_string()).await;
+        assert_eq!(status, 200, "{answer}");
+        (
+            answer["uploadId"].as_str().expect("uploadId").to_owned(),
+            answer["key"].as_str().expect("key").to_owned(),
+        )
+    }
+
+    /// PUTs a part to a presigned URL; returns its ETag.
+    pub async fn put_part(&self, url: &str, bytes: Vec<u8>) -> String {
+        let resp = self
+            .http
+            .put(url)
+            .body(bytes)
+            .send()
+            .await
+            .expect("PUT part");
+        assert_eq!(resp.status(), 200);
+        resp.headers()
+            .get("etag")
+            .expect("ETag")
+            .to_str()
+            .expect("ascii")
+            .to_owned()
+    }
+}
+
+pub async fn get_json(url: &str) -> (u16, Value) {
+    get_json_with(url, None).await
+}
+
+pub async fn get_json_with(url: &str, token: Option<&str>) -> (u16, Value) {
+    let mut req = reqwest::Client::new().get(url);
+    if let Some(token) = token {
+        req = req.bearer_auth(token);
+    }
+    let resp = req.send().await.expect("GET");
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+fn percent_decode(s: &str) -> String {
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
+}
