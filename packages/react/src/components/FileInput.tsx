@@ -29,6 +29,7 @@ export function FileInput({
         className="ferry-visually-hidden"
         type="file"
         tabIndex={-1}
+        aria-label={typeof children === 'string' ? children : undefined}
         multiple={multiple}
         accept={accept}
         data-directory={directory ? '' : undefined}

@@ -52,14 +52,16 @@ export const FileRow = memo(function FileRow({ id, onEdit, style, index, setSize
           {formatBytes(file.size)}
           {folder && <span className="ferry-file-path"> · {folder}</span>}
           {' · '}
-          <span className="ferry-file-state">{stateText(file, t)}</span>
+          <span className="ferry-file-state" title={file.error?.details ?? file.error?.message}>
+            {stateText(file, t)}
+          </span>
         </span>
         <progress
           className="ferry-file-progress"
           max={100}
           value={file.progress.percentage}
           aria-label={t('fileProgress', { file: file.name })}
-          hidden={file.state === 'waiting'}
+          hidden={file.state === 'waiting' || file.state === 'complete'}
         />
       </span>
       <span className="ferry-file-actions">

@@ -83,7 +83,7 @@ export function StatusBar({ onDone }: StatusBarProps) {
   const speed = useSmoothedSpeed(uploaded, state === 'uploading');
   if (state === 'empty') return null;
 
-  const pct = Math.round(total);
+  const pct = state === 'complete' ? 100 : Math.round(total);
   let label: string;
   if (state === 'uploading') label = `${t('uploading')}: ${pct}%`;
   else if (state === 'preprocessing') label = t('preprocessing');
