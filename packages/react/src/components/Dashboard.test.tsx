@@ -1,0 +1,106 @@
+// @vitest-environment jsdom
+import { Ferry } from '@ferry/core';
+import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
+import { StrictMode, useState } from 'react';
+import { afterEach, expect, test, vi } from 'vitest';
+import { FerryProvider } from '../context.tsx';
+import { ManualUploader } from '../test/manual-uploader.ts';
+import { Dashboard } from './Dashboard.tsx';
+
+afterEach(() => {
+  cleanup();
+  vi.useRealTimers();
+});
+
+test('StrictMode mount, unmount and remount keep one working Dashboard', () => {
+  const ferry = new Ferry({ uploader: new ManualUploader() });
+  const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+  const ui = (
+    <StrictMode>
+      <FerryProvider ferry={ferry}>
+        <Dashboard link={{ companionUrl: 'http://companion.test' }} camera />
+      </FerryProvider>
+    </StrictMode>
+  );
+  const first = render(ui);
+  first.unmount();
+  render(ui);
+  act(() => {
+    ferry.addFile({ data: new File(['x'], 'x.txt') });
+  });
+  expect(screen.getAllByTestId('ferry-file')).toHaveLength(1);
+  expect(screen.getByRole('button', { name: 'Upload 1 file' })).toBeTruthy();
+  expect(errors).not.toHaveBeenCalled();
+  errors.mockRestore();
+});
+
+test('pasted files are added; a pasted non-URL text is ignored', () => {
+  const ferry = new Ferry({ uploader: new ManualUploader() });
+  render(
+    <FerryProvider ferry={ferry}>
+      <Dashboard />
+    </FerryProvider>,
+  );
+  const root = screen.getByRole('region', { name: 'File upload' });
+  const file = new File(['p'], 'pasted.txt');
+  act(() => {
+    fireEvent.paste(root, { clipboardData: { files: [file], getData: () => '' } });
+  });
+  expect(ferry.getFiles().map((f) => f.name)).toEqual(['pasted.txt']);
+  act(() => {
+    fireEvent.paste(root, { clipboardData: { files: [], getData: () => 'just words' } });
+  });
+  expect(ferry.getFiles()).toHaveLength(1);
+});
+
+test('a bad link shows the incorrect-URL toast for 4 s and adds nothing', () => {
+  vi.useFakeTimers();
+  const ferry = new Ferry({ uploader: new ManualUploader() });
+  render(
+    <FerryProvider ferry={ferry}>
+      <Dashboard link={{ companionUrl: 'http://companion.test' }} />
+    </FerryProvider>,
+  );
+  fireEvent.click(screen.getByRole('button', { name: 'Link' }));
+  const input = screen.getByRole('textbox', { name: 'File URL' });
+  fireEvent.change(input, { target: { value: 'ftp://example.com/file.bin' } });
+  act(() => {
+    fireEvent.click(screen.getByRole('button', { name: 'Import' }));
+  });
+  const toast = screen.getByRole('alert');
+  expect(toast.textContent).toContain('Incorrect URL: Please make sure you are entering a direct link to a file');
+  expect(ferry.getState().info[0]?.duration).toBe(4000);
+  act(() => {
+    vi.advanceTimersByTime(4000);
+  });
+  expect(screen.queryByRole('alert')).toBeNull();
+  expect(ferry.getFiles()).toHaveLength(0);
+});
+
+test('modal: Escape and the close button close it, focus returns to the trigger', () => {
+  const ferry = new Ferry({ uploader: new ManualUploader() });
+  function Page() {
+    const [open, setOpen] = useState(false);
+    return (
+      <FerryProvider ferry={ferry}>
+        <button type="button" onClick={() => setOpen(true)}>
+          Open
+        </button>
+        <Dashboard modal open={open} onRequestClose={() => setOpen(false)} />
+      </FerryProvider>
+    );
+  }
+  render(<Page />);
+  const trigger = screen.getByRole('button', { name: 'Open' });
+  trigger.focus();
+  fireEvent.click(trigger);
+  const dialog = screen.getByRole('dialog');
+  expect(dialog.getAttribute('aria-modal')).toBe('true');
+  fireEvent.keyDown(dialog, { key: 'Escape' });
+  expect(screen.queryByRole('dialog')).toBeNull();
+  expect(document.activeElement).toBe(trigger);
+
+  fireEvent.click(trigger);
+  fireEvent.click(screen.getByRole('button', { name: 'Close Modal' }));
+  expect(screen.queryByRole('dialog')).toBeNull();
+});

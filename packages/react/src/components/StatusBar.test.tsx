@@ -1,0 +1,83 @@
+// @vitest-environment jsdom
+import { Ferry } from '@ferry/core';
+import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
+import { afterEach, expect, test } from 'vitest';
+import { FerryProvider } from '../context.tsx';
+import { ManualUploader } from '../test/manual-uploader.ts';
+import { overallState, StatusBar } from './StatusBar.tsx';
+
+afterEach(cleanup);
+
+const zero = { waiting: 0, preprocessing: 0, uploading: 0, postprocessing: 0, paused: 0, complete: 0, error: 0 };
+
+test.each([
+  [{}, 'empty'],
+  [{ waiting: 2 }, 'waiting'],
+  [{ waiting: 1, uploading: 1 }, 'uploading'],
+  [{ preprocessing: 1, complete: 1 }, 'preprocessing'],
+  [{ postprocessing: 1 }, 'postprocessing'],
+  [{ paused: 2, complete: 1 }, 'paused'],
+  [{ error: 1, complete: 3 }, 'error'],
+  [{ complete: 3 }, 'complete'],
+])('overallState(%j) = %s', (counts, state) => {
+  expect(overallState({ ...zero, ...counts })).toBe(state);
+});
+
+test('walks waiting → uploading → complete with the matching actions', async () => {
+  const uploader = new ManualUploader();
+  const ferry = new Ferry({ uploader });
+  let done = 0;
+  render(
+    <FerryProvider ferry={ferry}>
+      <StatusBar onDone={() => (done += 1)} />
+    </FerryProvider>,
+  );
+  expect(screen.queryByTestId('ferry-status')).toBeNull();
+
+  act(() => {
+    ferry.addFiles([{ data: new File(['abc'], 'a.txt') }, { data: new File(['defg'], 'b.txt') }]);
+  });
+  expect(screen.getByTestId('ferry-status').textContent).toBe('2 files selected');
+  await act(async () => {
+    fireEvent.click(screen.getByRole('button', { name: 'Upload 2 files' }));
+    await Promise.resolve();
+  });
+  await act(async () => {
+    for (let i = 0; i < 5 && uploader.pending.length < 2; i += 1) await new Promise((ok) => setTimeout(ok, 0));
+  });
+  expect(screen.getByTestId('ferry-status').textContent).toMatch(/^Uploading: \d+%$/);
+  expect(screen.getByRole('button', { name: 'Pause all' })).toBeTruthy();
+  expect(screen.getByRole('button', { name: 'Cancel' })).toBeTruthy();
+
+  await act(async () => {
+    for (const p of uploader.pending) p.succeed();
+    for (let i = 0; i < 5; i += 1) await new Promise((ok) => setTimeout(ok, 0));
+  });
+  expect(screen.getByTestId('ferry-status').textContent).toBe('Complete');
+  expect(screen.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('100');
+  fireEvent.click(screen.getByRole('button', { name: 'Done' }));
+  expect(done).toBe(1);
+});
+
+test('a failed upload shows the error state with Retry all', async () => {
+  const uploader = new ManualUploader();
+  const ferry = new Ferry({ uploader });
+  render(
+    <FerryProvider ferry={ferry}>
+      <StatusBar />
+    </FerryProvider>,
+  );
+  act(() => {
+    ferry.addFile({ data: new File(['x'], 'x.txt') });
+  });
+  await act(async () => {
+    void ferry.upload();
+    for (let i = 0; i < 5 && uploader.pending.length < 1; i += 1) await new Promise((ok) => setTimeout(ok, 0));
+  });
+  await act(async () => {
+    uploader.pending[0]?.fail('refused', 403);
+    for (let i = 0; i < 5; i += 1) await new Promise((ok) => setTimeout(ok, 0));
+  });
+  expect(screen.getByTestId('ferry-status').textContent).toBe('1 file failed to upload');
+  expect(screen.getByRole('button', { name: 'Retry all' })).toBeTruthy();
+});
