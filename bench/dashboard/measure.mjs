@@ -1,0 +1,77 @@
+// Times adding 10,000 files through the full Dashboard of each built page in headless Chromium:
+// from the addFiles call until the Dashboard shows the 10,000 files. Prints JSON lines.
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { extname, join, resolve } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const here = import.meta.dirname;
+const results = resolve(here, '../results/dashboard');
+const count = Number(process.env.BENCH_FILES ?? 10_000);
+const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml' };
+
+function serve(dir) {
+  const server = createServer((req, res) => {
+    const path = join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    const file = existsSync(path) && statSync(path).isFile() ? path : join(dir, 'index.html');
+    res.setHeader('content-type', types[extname(file)] ?? 'application/octet-stream');
+    createReadStream(file).pipe(res);
+  });
+  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok(server)));
+}
+
+// What "the Dashboard shows them" means on each page.
+const pages = {
+  ferry: {
+    add: 'window.ferry.addFiles(files)',
+    shown: `document.querySelector('[data-testid=ferry-status]')?.textContent === '${count} files selected'`,
+  },
+  uppy: {
+    add: 'window.uppy.addFiles(files)',
+    shown: `(document.querySelector('.uppy-DashboardContent-title')?.textContent ?? '').includes('${count}')`,
+  },
+};
+
+const userDataDir = await mkdtemp(join(tmpdir(), 'ferry-bench-chromium-'));
+const context = await chromium.launchPersistentContext(userDataDir, {
+  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+});
+try {
+  for (const [name, page] of Object.entries(pages)) {
+    const server = await serve(join(results, `${name}-full`));
+    const tab = await context.newPage();
+    await tab.goto(`http://127.0.0.1:${server.address().port}/`);
+    await tab.waitForFunction(name === 'ferry' ? '!!window.ferry' : '!!window.uppy');
+    const ms = await tab.evaluate(
+      async ({ count, add, shown }) => {
+        const files = Array.from({ length: count }, (_, i) => ({
+          name: `file-${i}.txt`,
+          type: 'text/plain',
+          data: new File([`#${i}`], `file-${i}.txt`, { type: 'text/plain' }),
+          source: 'local',
+        }));
+        const start = performance.now();
+        new Function('files', add)(files);
+        const isShown = new Function(`return ${shown}`);
+        while (!isShown()) await new Promise((ok) => requestAnimationFrame(ok));
+        // One more frame so the paint after the last change is included.
+        await new Promise((ok) => requestAnimationFrame(ok));
+        return performance.now() - start;
+      },
+      { count, ...page },
+    );
+    const rows = await tab.evaluate(
+      () => document.querySelectorAll('[data-testid=ferry-file], .uppy-Dashboard-Item').length,
+    );
+    console.log(JSON.stringify({ page: name, files: count, ms: Math.round(ms), rowsInDom: rows }));
+    await tab.close();
+    server.close();
+  }
+} finally {
+  await context.close();
+  await rm(userDataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Dashboard benchmark: (1) gzipped size of Ferry's demo page without React next to an Uppy
+# Dashboard + @uppy/tus page built the same way (same Vite, same config, React left external);
+# (2) time to add 10,000 files through each full Dashboard in headless Chromium.
+# Goal: Ferry's page under half of Uppy's beyond React. Figures only; never fails on timing.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$root"
+
+[[ -d node_modules ]] || npm ci --no-audit --no-fund
+[[ -d "$here/node_modules/@uppy/dashboard" ]] || (cd "$here" && npm ci --no-audit --no-fund --legacy-peer-deps --no-workspaces)
+
+out="$root/bench/results/dashboard"
+for page in ferry uppy; do
+  for react in external bundled; do
+    BENCH_PAGE=$page BENCH_REACT=$react npx --no-install vite build --config "$here/vite.config.mjs" >/dev/null 2>&1
+  done
+done
+
+# Sum of gzip -9 sizes of a build's files with one extension.
+gz() { find "$out/$1/assets" -name "*.$2" -exec sh -c 'gzip -9c "$1" | wc -c' _ {} \; | awk '{s+=$1} END {print s+0}'; }
+
+ferry_js=$(gz ferry-no-react js)
+uppy_js=$(gz uppy-no-react js)
+ferry_css=$(gz ferry-no-react css)
+uppy_css=$(gz uppy-no-react css)
+ferry_full=$(gz ferry-full js)
+uppy_full=$(gz uppy-full js)
+kb() { awk -v b="$1" 'BEGIN { printf "%.1f KB", b / 1024 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+echo "bundle size, gzip -9, React external (the part a page pays beyond React):"
+printf '  %-28s JS %9s   CSS %8s\n' "Ferry demo (@ferry/react)" "$(kb "$ferry_js")" "$(kb "$ferry_css")"
+printf '  %-28s JS %9s   CSS %8s\n' "Uppy Dashboard + @uppy/tus" "$(kb "$uppy_js")" "$(kb "$uppy_css")"
+echo "  Ferry / Uppy JS: $(ratio "$ferry_js" "$uppy_js")  (goal: under 0.50)"
+echo "  Ferry / Uppy JS+CSS: $(ratio $((ferry_js + ferry_css)) $((uppy_js + uppy_css)))"
+echo "  with React bundled: Ferry $(kb "$ferry_full"), Uppy $(kb "$uppy_full")"
+
+echo "adding files through the full Dashboard (until shown), headless Chromium:"
+node "$here/measure.mjs" >"$out/timing.jsonl"
+sed 's/^/  /' "$out/timing.jsonl"
+ferry_ms=$(grep '"ferry"' "$out/timing.jsonl" | sed 's/.*"ms":\([0-9]*\).*/\1/')
+uppy_ms=$(grep '"uppy"' "$out/timing.jsonl" | sed 's/.*"ms":\([0-9]*\).*/\1/')
+echo "  Uppy / Ferry time: $(ratio "$uppy_ms" "$ferry_ms")x"
