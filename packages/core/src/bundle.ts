@@ -18,6 +18,7 @@ export interface BundleHost {
   isOnline(): boolean;
   limiter: Limiter;
   postprocess(ids: string[]): Promise<void>;
+  hasPostprocessors(): boolean;
 }
 
 export async function runBundle(uploader: Uploader, ids: string[], host: BundleHost): Promise<void> {
@@ -69,6 +70,8 @@ export async function runBundle(uploader: Uploader, ids: string[], host: BundleH
       const response = results[i] ?? results[0] ?? {};
       host.dispatch({ type: 'patch', id: f.id, patch: { uploadURL: response.uploadURL, response } });
       host.dispatch({ type: 'set-state', ids: [f.id], state: 'postprocessing' });
+      // Without postprocessors the file is complete when upload-success is heard.
+      if (!host.hasPostprocessors()) host.dispatch({ type: 'success', id: f.id, response });
       const done = host.getFile(f.id);
       if (done) host.emit('upload-success', done, response);
     }

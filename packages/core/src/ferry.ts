@@ -98,9 +98,10 @@ export class Ferry {
         emit: (event, ...args) => this.#events.emit(event, ...args),
         i18n: (key, vars) => this.i18n(key, vars),
         failed: (file, error) => this.#failed(file, error),
-        isOnline: () => this.#watcher.online,
+        isOnline: () => this.#isOnline(),
         uploaderFor: (file) => (file.isRemote ? (options.remoteUploader ?? options.uploader) : options.uploader),
         postprocess: (ids) => this.#process(this.#post, ids, 'postprocess'),
+        hasPostprocessors: () => this.#post.size > 0,
       },
       {
         limit: options.limit ?? 0,
@@ -328,6 +329,12 @@ export class Ferry {
     if (after !== before) this.#events.emit('progress', after);
   }
 
+  /** Reads connectivity now (not only at the next poll), so retry decisions see it at once. */
+  #isOnline(): boolean {
+    this.#watcher.check();
+    return this.#watcher.online;
+  }
+
   #bundling(): boolean {
     return this.#options.uploader?.bundles?.() === true;
   }
@@ -357,9 +364,10 @@ export class Ferry {
       emit: this.emit,
       i18n: this.i18n,
       failed: (file: FerryFile, error: UploadError) => this.#failed(file, error),
-      isOnline: () => this.#watcher.online,
+      isOnline: () => this.#isOnline(),
       limiter: this.#runner.limiter,
       postprocess: (ids: string[]) => this.#process(this.#post, ids, 'postprocess'),
+      hasPostprocessors: () => this.#post.size > 0,
     };
   }
 

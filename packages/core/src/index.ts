@@ -49,5 +49,28 @@ export {
   UploaderError,
   type UploadResult,
 } from './uploader.ts';
+export { pickMeta, type S3Options, S3Uploader } from './uploaders/s3.ts';
+export {
+  DEFAULT_PART_LIMIT,
+  defaultChunkSize,
+  MAX_PARTS,
+  MIN_PART_SIZE,
+  type PlannedPart,
+  planParts,
+  type S3MultipartOptions,
+  S3MultipartUploader,
+} from './uploaders/s3-multipart.ts';
+export {
+  type CreatedUpload,
+  type ListedPart,
+  S3Signer,
+  type S3SignerOptions,
+  type UploadParams,
+  validateBatch,
+  validateCreate,
+  validateParams,
+  validateParts,
+} from './uploaders/s3-signer.ts';
+export { readS3Xml, type S3XmlAnswer } from './uploaders/s3-xml.ts';
 export { type TusOptions, TusUploader } from './uploaders/tus.ts';
 export { type XhrOptions, XhrUploader } from './uploaders/xhr.ts';

@@ -13,8 +13,14 @@ describe('Limiter', () => {
     const order: number[] = [];
     const a = await limiter.acquire();
     const b = await limiter.acquire();
-    const c = limiter.acquire().then((r) => (order.push(3), r));
-    const d = limiter.acquire().then((r) => (order.push(4), r));
+    const c = limiter.acquire().then((r) => {
+      order.push(3);
+      return r;
+    });
+    const d = limiter.acquire().then((r) => {
+      order.push(4);
+      return r;
+    });
     expect(limiter.active).toBe(2);
     expect(limiter.waiting).toBe(2);
     a();

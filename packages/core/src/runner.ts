@@ -21,6 +21,7 @@ export interface RunnerHost {
   isOnline(): boolean;
   uploaderFor(file: FerryFile): Uploader | undefined;
   postprocess(ids: string[]): Promise<void>;
+  hasPostprocessors(): boolean;
 }
 
 export interface RunnerOptions {
@@ -175,6 +176,13 @@ export class Runner {
     const response: UploadResponse = { ...result };
     const file = this.#host.getFile(id);
     if (!file) return this.#settle(id);
+    if (!this.#host.hasPostprocessors()) {
+      // Nothing after the upload: the file is complete when upload-success is heard.
+      this.#host.dispatch({ type: 'success', id, response });
+      const done = this.#host.getFile(id);
+      if (done) this.#host.emit('upload-success', done, response);
+      return this.#settle(id);
+    }
     this.#host.dispatch({ type: 'patch', id, patch: { uploadURL: result.uploadURL ?? file.uploadURL, response } });
     this.#host.dispatch({ type: 'set-state', ids: [id], state: 'postprocessing' });
     const uploaded = this.#host.getFile(id);

@@ -49,10 +49,10 @@ export class TusUploader implements Uploader {
         removeFingerprintOnSuccess: true,
         onShouldRetry: (error) => shouldRetry(error.originalResponse?.getStatus(), context.isOnline()),
         onUploadUrlAvailable: () => {
-          if (upload.url) context.patchFile({ tus: { uploadUrl: upload.url } });
+          if (upload.url) context.patchFile({ tus: { uploadUrl: this.#absolute(upload.url) } });
         },
         onProgress: (sent, total) => context.onProgress(sent, total),
-        onSuccess: () => resolve({ uploadURL: upload.url ?? undefined }),
+        onSuccess: () => resolve({ uploadURL: upload.url ? this.#absolute(upload.url) : undefined }),
         onError: (error) => reject(toError(error, context)),
       });
       context.signal.addEventListener(
@@ -90,6 +90,16 @@ export class TusUploader implements Uploader {
     await tus.Upload.terminate(url, { ...(this.#options.headers ? { headers: this.#options.headers } : {}) }).catch(
       () => undefined,
     );
+  }
+
+  /** The server may answer a relative Location; the file record keeps a full URL. */
+  #absolute(url: string): string {
+    try {
+      const page = (globalThis as { location?: { href: string } }).location?.href;
+      return new URL(url, page ? new URL(this.#options.endpoint, page) : this.#options.endpoint).href;
+    } catch {
+      return url;
+    }
   }
 
   #metadata(file: FerryFile): Record<string, string> {

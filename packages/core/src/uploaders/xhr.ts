@@ -4,7 +4,7 @@
  * The answer's `url` becomes the file's `uploadURL`. Bundle mode sends every file of a run in
  * one form request; it needs form mode and cannot include remote files.
  */
-import { DEFAULT_RETRY_DELAYS, withRetries } from '../retryer.ts';
+import { DEFAULT_RETRY_DELAYS, isRetryableStatus, withRetries } from '../retryer.ts';
 import type { FerryFile } from '../types.ts';
 import {
   type BundleContext,
@@ -138,6 +138,7 @@ export class XhrUploader implements Uploader {
         reject(
           new UploaderError(typeof serverMessage === 'string' ? serverMessage : context.i18n('uploadError'), {
             status: xhr.status,
+            retryable: isRetryableStatus(xhr.status),
             details: typeof serverMessage === 'string' ? undefined : xhr.responseText.slice(0, 200) || undefined,
           }),
         );

@@ -1,0 +1,15 @@
+/** Exposes @ferry/core to end-to-end specs, plus a generator of deterministic file bytes. */
+import * as core from '@ferry/core';
+
+/** The same bytes as `patternBytes` in e2e/support/core-page.ts. */
+function pattern(size: number, seed: number): Uint8Array {
+  const bytes = new Uint8Array(size);
+  for (let i = 0; i < size; i += 1) bytes[i] = (i * 31 + seed + (i >> 13)) & 255;
+  return bytes;
+}
+
+function patternFile(name: string, size: number, seed: number, type = 'application/octet-stream'): File {
+  return new File([pattern(size, seed) as BlobPart], name, { type, lastModified: seed });
+}
+
+Object.assign(window, { core, patternFile, ready: true });
