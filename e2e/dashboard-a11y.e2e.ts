@@ -207,6 +207,12 @@ test('the error state offers retry and details, and the dark theme passes axe-co
   });
   expect(await axeViolations(page)).toEqual([]);
   await screenshot(page, 'dark');
+
+  // Down to a phone screen: nothing spills out sideways.
+  await page.setViewportSize({ width: 375, height: 700 });
+  const overflow = await page.locator('.ferry-dashboard').evaluate((el) => el.scrollWidth - el.clientWidth);
+  expect(overflow).toBeLessThanOrEqual(0);
+  await screenshot(page, 'phone');
   await page.close();
 });
 

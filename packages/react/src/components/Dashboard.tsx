@@ -136,7 +136,7 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
   } else if (view.kind === 'panel' && view.id === 'camera' && camera) {
     panel = (
       <Panel name="camera" title={t('camera')} onBack={main}>
-        <Camera {...(camera === true ? {} : camera)} onCaptured={main} />
+        <Camera maxFileSize={ferry.restrictions.maxFileSize} {...(camera === true ? {} : camera)} onCaptured={main} />
       </Panel>
     );
   } else if (view.kind === 'panel') {
