@@ -8,8 +8,7 @@
 import { DEFAULT_RETRY_DELAYS, withRetries } from '../retryer.ts';
 import type { FerryFile } from '../types.ts';
 import { type UploadContext, type Uploader, UploaderError, type UploadResult } from '../uploader.ts';
-import { pickMeta } from './s3.ts';
-import { type CreatedUpload, S3Signer, type S3SignerOptions } from './s3-signer.ts';
+import { type CreatedUpload, pickMeta, retryStatus, S3Signer, type S3SignerOptions } from './s3-signer.ts';
 import { sendXhr } from './s3-xhr.ts';
 import { readS3Xml } from './s3-xml.ts';
 
@@ -78,6 +77,7 @@ export class S3MultipartUploader implements Uploader {
         delays: this.#options.retryDelays ?? DEFAULT_RETRY_DELAYS,
         signal: run.signal,
         isOnline: context.isOnline,
+        statusOf: retryStatus,
       });
 
     let upload: CreatedUpload | undefined = file.s3Multipart

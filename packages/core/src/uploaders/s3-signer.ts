@@ -182,3 +182,16 @@ export class S3Signer {
     return parsed;
   }
 }
+
+/** The meta fields to send as object metadata. */
+export function pickMeta(meta: Record<string, string>, allowed?: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(meta)) if (!allowed || allowed.includes(k)) out[k] = String(v);
+  return out;
+}
+
+/** The status the retry policy sees: errors marked not retryable count as a 4xx. */
+export function retryStatus(error: unknown): number | undefined {
+  if (error instanceof UploaderError && !error.retryable) return error.status ?? 400;
+  return (error as { status?: number } | null)?.status;
+}

@@ -15,14 +15,14 @@ export interface S3XmlAnswer {
 
 const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
-function unescape(s: string): string {
+function unescapeXml(s: string): string {
   return s.replace(/&(amp|lt|gt|quot|apos);/g, (_, name: string) => entities[name] ?? '');
 }
 
 /** The first `<name>` element's text, unescaped. */
 export function xmlElement(xml: string, name: string): string | undefined {
   const match = new RegExp(`<${name}>([\\s\\S]*?)</${name}>`).exec(xml);
-  return match?.[1] === undefined ? undefined : unescape(match[1]);
+  return match?.[1] === undefined ? undefined : unescapeXml(match[1]);
 }
 
 export function readS3Xml(xml: string): S3XmlAnswer {

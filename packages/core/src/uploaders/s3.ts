@@ -7,7 +7,7 @@
 import { DEFAULT_RETRY_DELAYS, withRetries } from '../retryer.ts';
 import type { FerryFile } from '../types.ts';
 import { type UploadContext, type Uploader, UploaderError, type UploadResult } from '../uploader.ts';
-import { S3Signer, type S3SignerOptions } from './s3-signer.ts';
+import { pickMeta, retryStatus, S3Signer, type S3SignerOptions } from './s3-signer.ts';
 import { sendXhr } from './s3-xhr.ts';
 import { readS3Xml } from './s3-xml.ts';
 
@@ -76,6 +76,7 @@ export class S3Uploader implements Uploader {
         delays: this.#options.retryDelays ?? DEFAULT_RETRY_DELAYS,
         signal: context.signal,
         isOnline: context.isOnline,
+        statusOf: retryStatus,
       },
     );
   }
@@ -83,11 +84,4 @@ export class S3Uploader implements Uploader {
 
 function encodeKey(key: string): string {
   return key.split('/').map(encodeURIComponent).join('/');
-}
-
-/** The meta fields to send as object metadata. */
-export function pickMeta(meta: Record<string, string>, allowed?: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(meta)) if (!allowed || allowed.includes(k)) out[k] = String(v);
-  return out;
 }
