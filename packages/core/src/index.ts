@@ -49,7 +49,7 @@ export {
   UploaderError,
   type UploadResult,
 } from './uploader.ts';
-export { pickMeta, type S3Options, S3Uploader } from './uploaders/s3.ts';
+export { type S3Options, S3Uploader } from './uploaders/s3.ts';
 export {
   DEFAULT_PART_LIMIT,
   defaultChunkSize,
@@ -63,6 +63,8 @@ export {
 export {
   type CreatedUpload,
   type ListedPart,
+  pickMeta,
+  retryStatus,
   S3Signer,
   type S3SignerOptions,
   type UploadParams,
