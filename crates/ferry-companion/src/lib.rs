@@ -1,18 +1,54 @@
-//! Ferry's companion: imports links and cloud files on the user's behalf, signs object-storage
-//! uploads and reports transfer progress over a websocket, wire-compatible with Uppy's Companion.
+//! Ferry's companion: imports links on the user's behalf, streams them to tus / multipart-form /
+//! S3 destinations, reports transfer progress over a websocket and signs object-storage uploads,
+//! wire-compatible with Uppy's Companion (see `shared/reference/companion-wire.md`).
 //!
 //! # Layout
 //!
-//! Nothing is mounted yet: [`router`] answers no route. The link-import, provider and S3 issues
-//! fill it in.
+//! - [`config`]: [`CompanionConfig`], the settings the binary fills in.
+//! - [`error`]: [`CompanionError`], the one error type of the routes (`{message}` JSON).
+//! - [`egress`]: the one outbound HTTP client, SSRF-safe (own DNS, vetted addresses only).
+//! - [`allowlist`]: the destination allowlist (`--upload-urls`); [`headers`]: forwarded-header filter.
+//! - [`url_meta`]: `POST /url/meta`; [`url_get`]: `POST /url/get` (creates a transfer job).
+//! - [`jobs`]: the job table, state frames and controls; [`socket`]: the `/api/{token}` websocket.
+//! - [`transfer`]: the engine that streams a source to a destination.
+//! - [`metrics`]: `/metrics` in Prometheus text; [`cors`]: the CORS layer.
+//! - [`s3`]: the S3 signing routes.
+
+pub mod allowlist;
+pub mod config;
+pub mod cors;
+pub mod egress;
+pub mod error;
+pub mod headers;
+pub mod jobs;
+pub mod metrics;
+pub mod s3;
+pub mod socket;
+pub mod state;
+pub mod transfer;
+pub mod url_get;
+pub mod url_meta;
 
 use axum::Router;
 
-/// Settings of the companion.
-#[derive(Clone, Debug, Default)]
-pub struct CompanionConfig {}
+pub use config::CompanionConfig;
+pub use error::CompanionError;
+pub use state::AppState;
 
-/// The companion's routes, to be merged into the server's router.
-pub fn router(_config: CompanionConfig) -> Router {
-    Router::new()
+/// The companion's routes, to be merged into the server's router. Fails when the configuration
+/// is invalid (an unparsable `--upload-urls` entry, for example).
+pub fn router(config: CompanionConfig) -> Result<Router, CompanionError> {
+    Ok(routes(AppState::new(config)?))
+}
+
+/// The companion's routes over an existing state (tests build one with a fixed resolver).
+pub fn routes(state: AppState) -> Router {
+    let cors = cors::layer(&state.config().cors_origins);
+    let app = Router::new()
+        .merge(url_meta::router())
+        .merge(url_get::router())
+        .merge(socket::router())
+        .merge(metrics::router())
+        .with_state(state);
+    app.layer(cors)
 }

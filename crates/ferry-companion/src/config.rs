@@ -1,0 +1,75 @@
+//! The companion's settings, filled in by the binary from flags and environment.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+/// Settings of the companion.
+#[derive(Clone)]
+pub struct CompanionConfig {
+    /// Allow sources and destinations on loopback, private, link-local and similar addresses.
+    pub allow_local_urls: bool,
+    /// Allowed destinations: origins (`https://host:port`) or origin + path prefix. Empty: only
+    /// the server's own tus endpoint and form endpoint under [`CompanionConfig::own_origins`].
+    pub upload_urls: Vec<String>,
+    /// The server's own origins (`http://host:port`), whose `/files/` and `/upload` are allowed
+    /// destinations by default, even on a local address.
+    pub own_origins: Vec<String>,
+    /// Browser origins allowed by CORS; `*` (or `true`) allows any.
+    pub cors_origins: Vec<String>,
+    /// Largest file a transfer may move, in bytes.
+    pub max_file_size: Option<u64>,
+    /// How long a job waits for its websocket before it is dropped.
+    pub socket_wait: Duration,
+    /// A transfer that moves no byte for this long fails as stalled.
+    pub stall_timeout: Duration,
+    /// How long a finished job's last frame stays available to a reconnecting socket.
+    pub keep_finished: Duration,
+    /// Secret shared with other instances (sealed provider tokens). Never logged.
+    pub secret: Option<String>,
+    /// Bytes per tus PATCH request.
+    pub tus_chunk_size: u64,
+    /// Addresses exempt from the local-address ban (tests and trusted infrastructure only).
+    pub exempt_ips: Vec<IpAddr>,
+    /// Forward a client-supplied `Authorization` header to destinations.
+    pub forward_authorization: bool,
+    /// Waits before each retry of a failed tus attempt (Companion: 0, 1, 3, 5 s).
+    pub retry_delays: Vec<Duration>,
+    /// Value of the `i-am` response header naming this instance, if any.
+    pub instance_name: Option<String>,
+}
+
+impl Default for CompanionConfig {
+    fn default() -> Self {
+        Self {
+            allow_local_urls: false,
+            upload_urls: Vec::new(),
+            own_origins: Vec::new(),
+            cors_origins: Vec::new(),
+            max_file_size: None,
+            socket_wait: Duration::from_secs(60),
+            stall_timeout: Duration::from_secs(30),
+            keep_finished: Duration::from_secs(60),
+            secret: None,
+            tus_chunk_size: 64 * 1024 * 1024,
+            exempt_ips: Vec::new(),
+            forward_authorization: false,
+            retry_delays: [0, 1000, 3000, 5000].map(Duration::from_millis).to_vec(),
+            instance_name: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for CompanionConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompanionConfig")
+            .field("allow_local_urls", &self.allow_local_urls)
+            .field("upload_urls", &self.upload_urls)
+            .field("own_origins", &self.own_origins)
+            .field("cors_origins", &self.cors_origins)
+            .field("max_file_size", &self.max_file_size)
+            .field("socket_wait", &self.socket_wait)
+            .field("stall_timeout", &self.stall_timeout)
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,89 @@
+//! Transfer counters and `GET /metrics` in Prometheus text format.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::get;
+
+use crate::state::AppState;
+
+/// Counters of the companion's transfers.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    pub active: AtomicU64,
+    pub completed: AtomicU64,
+    pub failed: AtomicU64,
+    pub cancelled: AtomicU64,
+    pub bytes: AtomicU64,
+    /// Sum of finished transfers' durations, in microseconds.
+    pub duration_us: AtomicU64,
+}
+
+impl Metrics {
+    /// The Prometheus text exposition of the counters.
+    pub fn render(&self) -> String {
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let mut out = String::new();
+        let lines: [(&str, &str, &str, String); 6] = [
+            (
+                "ferry_companion_transfers_active",
+                "gauge",
+                "Transfers running now.",
+                g(&self.active).to_string(),
+            ),
+            (
+                "ferry_companion_transfers_completed_total",
+                "counter",
+                "Transfers that succeeded.",
+                g(&self.completed).to_string(),
+            ),
+            (
+                "ferry_companion_transfers_failed_total",
+                "counter",
+                "Transfers that failed.",
+                g(&self.failed).to_string(),
+            ),
+            (
+                "ferry_companion_transfers_cancelled_total",
+                "counter",
+                "Transfers cancelled by the client.",
+                g(&self.cancelled).to_string(),
+            ),
+            (
+                "ferry_companion_transfer_bytes_total",
+                "counter",
+                "Bytes delivered to destinations.",
+                g(&self.bytes).to_string(),
+            ),
+            (
+                "ferry_companion_transfer_seconds_total",
+                "counter",
+                "Summed duration of finished transfers.",
+                format!("{:.6}", g(&self.duration_us) as f64 / 1e6),
+            ),
+        ];
+        for (name, kind, help, value) in lines {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+            );
+        }
+        out
+    }
+}
+
+async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics().render(),
+    )
+}
+
+/// `GET /metrics`.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/metrics", get(metrics))
+}

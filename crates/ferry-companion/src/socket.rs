@@ -1,0 +1,92 @@
+//! The progress websocket `/api/{token}`: sends the job's latest frame at once and every change
+//! after it; takes `pause`, `resume` and `cancel` from the client. Messages are size-capped and
+//! each socket runs in its own task, so a flood on one touches no other.
+
+use axum::Router;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Deserialize;
+
+use crate::error::CompanionError;
+use crate::jobs::{Control, Job};
+use crate::state::AppState;
+
+/// Largest client message accepted (they are tiny JSON objects).
+const MAX_MESSAGE: usize = 4096;
+
+#[derive(Deserialize)]
+struct ClientFrame {
+    action: String,
+}
+
+async fn upgrade(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    ws: WebSocketUpgrade,
+) -> Response {
+    let Some(job) = state.jobs().get(&token) else {
+        return CompanionError::BadRequest("unknown token".to_owned()).into_response();
+    };
+    ws.max_message_size(MAX_MESSAGE)
+        .max_frame_size(MAX_MESSAGE)
+        .on_upgrade(move |socket| run(socket, job))
+}
+
+async fn run(mut socket: WebSocket, job: std::sync::Arc<Job>) {
+    let mut frames = job.frame.subscribe();
+    job.connected.send_replace(true);
+    let current = frames.borrow_and_update().clone();
+    if let Some(text) = current {
+        if socket
+            .send(Message::Text(text.as_ref().into()))
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
+    loop {
+        tokio::select! {
+            changed = frames.changed() => {
+                if changed.is_err() {
+                    break; // job dropped
+                }
+                let text = frames.borrow_and_update().clone();
+                if let Some(text) = text {
+                    if socket.send(Message::Text(text.as_ref().into())).await.is_err() {
+                        break;
+                    }
+                }
+            }
+            msg = socket.recv() => {
+                let Some(Ok(msg)) = msg else { break };
+                match msg {
+                    Message::Text(text) => handle(&job, text.as_str()),
+                    Message::Close(_) => break,
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+fn handle(job: &Job, text: &str) {
+    let Ok(frame) = serde_json::from_str::<ClientFrame>(text) else {
+        return;
+    };
+    let current = *job.control.borrow();
+    let next = match frame.action.as_str() {
+        "pause" if current == Control::Run => Control::Pause,
+        "resume" if current == Control::Pause => Control::Run,
+        "cancel" => Control::Cancel,
+        _ => return,
+    };
+    job.control.send_replace(next);
+}
+
+/// `GET /api/{token}` (websocket).
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/{token}", get(upgrade))
+}

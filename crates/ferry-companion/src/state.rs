@@ -1,0 +1,85 @@
+//! Shared state of the companion's routes: config, the two egress clients, the allowlist, the
+//! job table and the metrics.
+
+use std::sync::Arc;
+
+use crate::allowlist::Allowlist;
+use crate::config::CompanionConfig;
+use crate::egress::{Egress, IpPolicy, Resolver, SystemResolver};
+use crate::error::CompanionError;
+use crate::jobs::Jobs;
+use crate::metrics::Metrics;
+
+/// Cheap to clone; everything lives behind one `Arc`.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: CompanionConfig,
+    sources: Egress,
+    destinations: Egress,
+    allowlist: Allowlist,
+    jobs: Jobs,
+    metrics: Metrics,
+}
+
+impl AppState {
+    /// State for `config`, resolving names with the system resolver.
+    pub fn new(config: CompanionConfig) -> Result<Self, CompanionError> {
+        Self::with_resolver(config, Arc::new(SystemResolver))
+    }
+
+    /// State for `config` with a custom resolver (tests use a fixed table).
+    pub fn with_resolver(
+        config: CompanionConfig,
+        resolver: Arc<dyn Resolver>,
+    ) -> Result<Self, CompanionError> {
+        let policy = IpPolicy {
+            allow_local: config.allow_local_urls,
+            exempt: config.exempt_ips.clone(),
+        };
+        let sources = Egress::new(resolver.clone(), policy, true, config.stall_timeout)?;
+        // Destinations passed the operator's allowlist, which may name local services (the
+        // server's own /files/ by default), so they are not held to the local-address ban.
+        let dest_policy = IpPolicy {
+            allow_local: true,
+            exempt: Vec::new(),
+        };
+        let destinations = Egress::new(resolver, dest_policy, false, config.stall_timeout)?;
+        let allowlist = Allowlist::new(&config.upload_urls, &config.own_origins)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                config,
+                sources,
+                destinations,
+                allowlist,
+                jobs: Jobs::default(),
+                metrics: Metrics::default(),
+            }),
+        })
+    }
+
+    pub fn config(&self) -> &CompanionConfig {
+        &self.inner.config
+    }
+    /// The client for sources (local addresses refused unless allowed).
+    pub fn sources(&self) -> &Egress {
+        &self.inner.sources
+    }
+    /// The client for allowlisted destinations.
+    pub fn destinations(&self) -> &Egress {
+        &self.inner.destinations
+    }
+    pub fn allowlist(&self) -> &Allowlist {
+        &self.inner.allowlist
+    }
+    pub fn jobs(&self) -> &Jobs {
+        &self.inner.jobs
+    }
+    pub fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+}

@@ -1,0 +1,39 @@
+//! `POST /url/get` with the upload body -> `{token}` at once. The body is validated first (the
+//! source URL by the egress rules, the destination by the allowlist); the transfer itself waits
+//! for the progress socket (see [`crate::transfer::run_job`]).
+
+use axum::extract::State;
+use axum::extract::rejection::JsonRejection;
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+use crate::error::CompanionError;
+use crate::state::AppState;
+use crate::transfer::request::{TransferRequest, UploadBody};
+
+async fn get(
+    State(state): State<AppState>,
+    body: Result<Json<UploadBody>, JsonRejection>,
+) -> Result<Json<Value>, CompanionError> {
+    let Json(body) = body.map_err(|_| CompanionError::BadRequest("Invalid request body".into()))?;
+    let raw_url = body
+        .url
+        .as_deref()
+        .ok_or_else(|| CompanionError::BadRequest("Invalid request body".into()))?;
+    let source = state.sources().check(raw_url)?;
+    let request = TransferRequest::from_body(&state, source, body)?;
+    let (token, job) = state.jobs().create();
+    tokio::spawn(crate::transfer::run_job(
+        state.clone(),
+        token.clone(),
+        job,
+        request,
+    ));
+    Ok(Json(json!({ "token": token })))
+}
+
+/// `POST /url/get`.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/url/get", post(get))
+}
