@@ -90,3 +90,46 @@ test('Escape, the close button and a click outside close it and leave history cl
   expect(new Set(lengths).size).toBe(1);
   expect(page.url()).toBe(`${ferry.url}/?modal`);
 });
+
+test('750 x 550 by default, and full screen on a phone', async () => {
+  await open();
+  await page.waitForFunction(() => document.getAnimations().length === 0);
+  const box = await dialog().boundingBox();
+  expect([box?.width, box?.height].map((v) => Math.round(v ?? 0))).toEqual([750, 550]);
+  await page.keyboard.press('Escape');
+
+  await page.setViewportSize({ width: 375, height: 667 });
+  await open();
+  // Polled: the dialog slides in for 250 ms.
+  await expect
+    .poll(async () => {
+      const phone = await dialog().boundingBox();
+      return [phone?.x, phone?.y, phone?.width, phone?.height].map((v) => Math.round(v ?? -1));
+    })
+    .toEqual([0, 0, 375, 667]);
+  const close = await page.getByRole('button', { name: 'Close Modal' }).boundingBox();
+  expect(close && close.x >= 0 && close.y >= 0 && close.x + close.width <= 375).toBe(true);
+  await page.getByRole('button', { name: 'Close Modal' }).click();
+  await expect.poll(() => dialog().count()).toBe(0);
+});
+
+test('panels slide in over 250 ms, and not at all with reduced motion', async () => {
+  await page.setViewportSize({ width: 1000, height: 800 });
+  const panelAnimation = async () => {
+    await page.getByRole('button', { name: 'Link' }).click();
+    const duration = await page.locator('.ferry-panel').evaluate((el) => getComputedStyle(el).animationDuration);
+    await page.getByRole('button', { name: 'Back' }).click();
+    // Focus goes back to the control that opened the panel.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Link');
+    return duration;
+  };
+  await open();
+  expect(await panelAnimation()).toBe('0.25s');
+  await page.keyboard.press('Escape');
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  await open();
+  expect(await panelAnimation()).toBe('0s');
+  await page.keyboard.press('Escape');
+  await expect.poll(() => dialog().count()).toBe(0);
+  await page.emulateMedia({ reducedMotion: 'no-preference' });
+});

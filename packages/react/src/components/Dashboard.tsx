@@ -2,7 +2,7 @@
  * The full upload UI built from the parts: drop zone with the file inputs, file list, status bar,
  * informer, and panels (link, camera, file card) sliding over it. Inline, or modal via {@link Modal}.
  */
-import { type ClipboardEvent, type CSSProperties, type ReactNode, useState } from 'react';
+import { type ClipboardEvent, type CSSProperties, type ReactNode, useEffect, useRef, useState } from 'react';
 import { useFerry, useFerryState } from '../context.tsx';
 import { describe } from '../dom/entries.ts';
 import { useI18n } from '../i18n.ts';
@@ -68,10 +68,23 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
   const { link, camera, folders = true, metaFields, panels = [] } = props;
   const ferry = useFerry();
   const t = useI18n();
-  const [view, setView] = useState<View>({ kind: 'main' });
+  const [view, setViewState] = useState<View>({ kind: 'main' });
   const hasFiles = useFerryState((s) => s.fileIds.length > 0);
   const count = useFerryState((s) => s.fileIds.length);
+  // The control that opened a panel gets focus back when the panel closes.
+  const opener = useRef<HTMLElement | null>(null);
+  const root = useRef<HTMLDivElement>(null);
+  const setView = (next: View) => {
+    if (next.kind !== 'main' && view.kind === 'main') opener.current = document.activeElement as HTMLElement | null;
+    setViewState(next);
+  };
   const main = () => setView({ kind: 'main' });
+  useEffect(() => {
+    if (view.kind !== 'main' || !opener.current) return;
+    const target = opener.current.isConnected ? opener.current : root.current;
+    opener.current = null;
+    target?.focus();
+  }, [view.kind]);
 
   const sources: SourceButton[] = [];
   if (link)
@@ -151,6 +164,7 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
 
   return (
     <DropZone
+      ref={root}
       className="ferry-dashboard"
       style={props.style}
       data-theme={props['data-theme']}

@@ -3,7 +3,7 @@
  * itself in one. Uses {@link useDropzone}, so the behaviour is also available without this markup.
  */
 import type { FileDescriptor } from '@ferry/core';
-import type { HTMLAttributes, ReactNode } from 'react';
+import type { HTMLAttributes, ReactNode, Ref } from 'react';
 import { useDropzone } from '../hooks/useDropzone.ts';
 import { useI18n } from '../i18n.ts';
 
@@ -11,13 +11,19 @@ export interface DropZoneProps extends HTMLAttributes<HTMLDivElement> {
   onFiles?(files: FileDescriptor[]): void;
   disabled?: boolean;
   children?: ReactNode;
+  ref?: Ref<HTMLDivElement>;
 }
 
-export function DropZone({ onFiles, disabled, children, className = '', ...rest }: DropZoneProps) {
+export function DropZone({ onFiles, disabled, children, className = '', ref, ...rest }: DropZoneProps) {
   const t = useI18n();
   const { isDragActive, getRootProps } = useDropzone({ onFiles, disabled });
   return (
-    <div {...getRootProps(rest)} className={`ferry-dropzone ${className}`} data-over={isDragActive || undefined}>
+    <div
+      {...getRootProps(rest)}
+      ref={ref}
+      className={`ferry-dropzone ${className}`}
+      data-over={isDragActive || undefined}
+    >
       {children}
       {isDragActive && (
         <div className="ferry-drop-hint" aria-hidden="true">
