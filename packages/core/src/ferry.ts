@@ -6,7 +6,7 @@
 import { runBundle } from './bundle.ts';
 import { Emitter } from './emitter.ts';
 import type { FerryEvents } from './events.ts';
-import { createFile, FileIndex, newFileId } from './files.ts';
+import { createFile, FileIndex, fileKey, newFileId } from './files.ts';
 import { Informer } from './informer.ts';
 import { defaultLocale, type LocaleEntry, type LocaleStrings, type LocaleVars, translate } from './locale.ts';
 import { browserOnlineSource, type OnlineSource, OnlineWatcher } from './online.ts';
@@ -181,13 +181,14 @@ export class Ferry {
         d = { ...d, ...verdict };
         file = createFile(d, file.id, meta);
       }
-      const rejection = checkFile(file, this.#restrictions, this.#index.figures(file), this.i18n);
+      const key = fileKey(file);
+      const rejection = checkFile(file, this.#restrictions, this.#index.figures(key), this.i18n);
       if (rejection) {
         rejected.push(rejection);
         this.#events.emit('restriction-failed', d, rejection);
         continue;
       }
-      this.#index.add(file);
+      this.#index.add(file, key);
       accepted.push(file);
     }
     this.#informRejections(rejected);

@@ -2,7 +2,6 @@
  * Turning descriptors into file records, and the running figures (count, total size,
  * fingerprints) that restriction checks read in O(1) per file.
  */
-import { emptyProgress } from './reducer.ts';
 import { fingerprint, type StoreFigures } from './restrictions.ts';
 import type { FerryFile, FileDescriptor } from './types.ts';
 
@@ -18,36 +17,53 @@ export function newFileId(): string {
 /** Builds the record for a descriptor; `meta` is the engine's global meta. */
 export function createFile(d: FileDescriptor, id: string, meta: Readonly<Record<string, string>>): FerryFile {
   const data = d.data ?? null;
-  const name = d.name ?? (data && 'name' in data ? (data as File).name : '') ?? '';
+  const name = d.name || (data as Partial<File> | null)?.name || 'untitled';
   const type = d.type || data?.type || '';
   const size = data ? data.size : (d.size ?? null);
   const isRemote = d.isRemote ?? (!data && d.remote !== undefined);
+  // Built as one literal (no spreads unless there is meta to merge): this runs once per file.
+  const fileMeta: Record<string, string> =
+    d.meta || hasKeys(meta) ? { ...meta, ...d.meta, name, type } : { name, type };
   const file: FerryFile = {
     id,
     source: d.source ?? (isRemote ? 'remote' : 'local'),
-    name: name || 'untitled',
+    name,
     type,
     data,
     size,
-    meta: { ...meta, ...d.meta, name: name || 'untitled', type },
+    meta: fileMeta,
     state: 'waiting',
-    progress: emptyProgress(size),
+    progress: { bytesUploaded: 0, bytesTotal: size, percentage: 0, uploadStarted: null, uploadComplete: false },
     error: null,
     isPaused: false,
     isRemote,
   };
   if (d.relativePath) {
     file.relativePath = d.relativePath;
-    file.meta.relativePath = d.relativePath;
+    fileMeta.relativePath = d.relativePath;
   }
   if (d.remote) file.remote = d.remote;
   if (d.preview) file.preview = d.preview;
   return file;
 }
 
+function hasKeys(o: object): boolean {
+  for (const _ in o) return true;
+  return false;
+}
+
 export function fileKey(f: FerryFile): string {
-  const remoteKey = f.remote ? String(f.remote.body?.fileId ?? f.remote.body?.url ?? f.remote.url ?? '') : undefined;
-  return fingerprint({ ...f, remoteKey });
+  const body = f.remote?.body;
+  const remoteKey = f.remote ? String(body?.fileId ?? body?.url ?? f.remote.url ?? '') : undefined;
+  return fingerprint({
+    source: f.source,
+    name: f.name,
+    type: f.type,
+    size: f.size,
+    relativePath: f.relativePath,
+    data: f.data,
+    remoteKey,
+  });
 }
 
 /** Count, total size and fingerprints of the files in the store, kept up to date on add/remove. */
@@ -57,12 +73,12 @@ export class FileIndex {
   readonly #keys = new Map<string, string>();
   readonly #keyOf = new Map<string, string>();
 
-  figures(file: FerryFile): StoreFigures {
-    return { count: this.#count, totalSize: this.#totalSize, isDuplicate: this.#keys.has(fileKey(file)) };
+  /** The figures a restriction check of `file` needs; `key` is its {@link fileKey}. */
+  figures(key: string): StoreFigures {
+    return { count: this.#count, totalSize: this.#totalSize, isDuplicate: this.#keys.has(key) };
   }
 
-  add(file: FerryFile): void {
-    const key = fileKey(file);
+  add(file: FerryFile, key: string): void {
     this.#count += 1;
     this.#totalSize += file.size ?? 0;
     this.#keys.set(key, file.id);

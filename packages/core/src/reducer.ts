@@ -73,7 +73,8 @@ export function reduce(state: FerryState, action: Action): FerryState {
       for (const file of action.files) {
         files[file.id] = file;
         fileIds.push(file.id);
-        totals = adjust(totals, undefined, file);
+        // New files rarely count towards progress (not started): skip the bookkeeping then.
+        if (file.progress.uploadStarted !== null) totals = adjust(totals, undefined, file);
       }
       return withTotals({ ...state, files, fileIds }, totals);
     }

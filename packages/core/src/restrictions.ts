@@ -119,8 +119,8 @@ export function fingerprint(d: {
   data: Blob | null;
   remoteKey?: string;
 }): string {
-  const modified = d.data && 'lastModified' in d.data ? (d.data as File).lastModified : '';
-  return [d.source, d.relativePath ?? '', d.name, d.type, d.size ?? '', modified, d.remoteKey ?? ''].join('\u0000');
+  const modified = (d.data as Partial<File> | null)?.lastModified ?? '';
+  return `${d.source}\u0000${d.relativePath ?? ''}\u0000${d.name}\u0000${d.type}\u0000${d.size ?? ''}\u0000${modified}\u0000${d.remoteKey ?? ''}`;
 }
 
 /** Bytes as a short human figure for messages (1024 steps). */
