@@ -242,3 +242,33 @@ test('10,000 files: only the visible rows are in the DOM and the last one scroll
   expect(ms).toBeLessThan(5000);
   await page.close();
 });
+
+test('thumbnails are made lazily: only for the rows in view', async () => {
+  const page = await browser.context.newPage();
+  await page.goto(`${ferry.url}/`);
+  await page.evaluate(async () => {
+    const canvas = new OffscreenCanvas(64, 48);
+    const ctx = canvas.getContext('2d') as OffscreenCanvasRenderingContext2D;
+    ctx.fillStyle = '#c33';
+    ctx.fillRect(0, 0, 64, 48);
+    const png = await canvas.convertToBlob({ type: 'image/png' });
+    window.ferry?.addFiles(
+      Array.from({ length: 500 }, (_, i) => ({
+        data: new File([png], `img-${i}.png`, { type: 'image/png' }),
+        source: 'local',
+      })),
+    );
+  });
+  const withPreview = () => page.evaluate(() => window.ferry?.getFiles().filter((f) => f.preview).length ?? 0);
+  const rows = await page.getByTestId('ferry-file').count();
+  await expect.poll(withPreview).toBe(rows);
+  expect(rows).toBeLessThan(30);
+  // Scrolling to the end makes thumbnails for the rows now in view, and only those.
+  await page.getByTestId('ferry-files').evaluate((el) => {
+    el.scrollTop = el.scrollHeight;
+  });
+  await expect.poll(() => page.locator('.ferry-file-name').last().textContent()).toBe('img-499.png');
+  await expect.poll(() => page.evaluate(() => !!window.ferry?.getFiles().at(-1)?.preview)).toBe(true);
+  expect(await withPreview()).toBeLessThan(2 * rows + 1);
+  await page.close();
+});

@@ -131,12 +131,18 @@ test('a dropped folder tree is walked recursively, keeping relativePath', async 
       ];
       Object.defineProperty(dt, 'items', { value: items });
       const target = document.querySelector('.ferry-dashboard') as HTMLElement;
-      for (const type of ['dragenter', 'dragover', 'drop']) {
+      for (const type of ['dragenter', 'dragover']) {
         target.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
       }
+      (window as unknown as { dropNow: () => void }).dropNow = () =>
+        target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
     },
     { payload, loose: loose.toString('base64') },
   );
+  // While files are dragged over, the drop hint shows; the drop removes it.
+  await expect.poll(() => page.locator('.ferry-drop-hint').textContent()).toBe('Drop your files here');
+  await page.evaluate(() => (window as unknown as { dropNow: () => void }).dropNow());
+  await expect.poll(() => page.locator('.ferry-drop-hint').count()).toBe(0);
   await expect.poll(() => page.getByTestId('ferry-file').count()).toBe(4);
   await uploadAndWait(4);
 
@@ -192,4 +198,34 @@ test('a file picked and uploaded with the keyboard only', async () => {
   await expect.poll(() => statusText(page), { timeout: 60_000 }).toBe('Complete');
   const stored = await storedWithMeta(ferry.dataDir);
   expect(stored.map((s) => [s.filename, s.sha256])).toEqual([['keyboard.bin', sha256(bytes)]]);
+});
+
+test('a slow upload paused from its row and resumed finishes with the right bytes', async () => {
+  const bytes = randomBytes(3 * 1024 * 1024);
+  const path = join(fixtures, 'slow.bin');
+  await writeFile(path, bytes);
+  await page.locator('input[type=file]:not([webkitdirectory])').setInputFiles(path);
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', {
+    offline: false,
+    latency: 10,
+    downloadThroughput: -1,
+    uploadThroughput: 512 * 1024,
+  });
+  await page.getByRole('button', { name: 'Upload 1 file' }).click();
+  await expect.poll(() => statusText(page), { timeout: 20_000 }).toMatch(/^Uploading: [1-9]\d?%$/);
+  await page.getByRole('button', { name: 'Pause upload slow.bin' }).click();
+  await expect.poll(() => page.getByTestId('ferry-file').getAttribute('data-state')).toBe('paused');
+  await expect.poll(() => statusText(page)).toMatch(/^Paused: \d+%$/);
+  await cdp.send('Network.emulateNetworkConditions', {
+    offline: false,
+    latency: 0,
+    downloadThroughput: -1,
+    uploadThroughput: -1,
+  });
+  await page.getByRole('button', { name: 'Resume upload slow.bin' }).click();
+  await expect.poll(() => statusText(page), { timeout: 60_000 }).toBe('Complete');
+  const stored = await storedWithMeta(ferry.dataDir);
+  expect(stored.map((s) => [s.filename, s.sha256])).toEqual([['slow.bin', sha256(bytes)]]);
 });
