@@ -58,7 +58,7 @@ export async function fetchUrlMeta(companionUrl: string, url: string, signal?: A
     body = null;
   }
   if (body?.error) throw new LinkImportError('failedToFetchFile', String(body.message ?? body.error));
-  if (!res.ok || !body) throw new LinkImportError('failedToFetch', `HTTP ${res.status}`);
+  if (!res.ok || !body) throw new LinkImportError('failedToFetch', body?.message ?? `HTTP ${res.status}`);
   return body;
 }
 
