@@ -3,9 +3,11 @@
 //!
 //! # Layout
 //!
-//! Everything is in this file for now: [`TestServer`], [`random_bytes`], [`sha256_hex`].
+//! [`TestServer`], [`random_bytes`], [`sha256_hex`] here; [`origin`]: misbehaving origin
+//! servers, a connection-counting sink and a fail-then-recover wrapper; [`garage`]: Garage (S3).
 
 pub mod garage;
+pub mod origin;
 
 use std::net::SocketAddr;
 
@@ -25,7 +27,12 @@ pub struct TestServer {
 impl TestServer {
     /// Serves `router` on `127.0.0.1:0`.
     pub async fn start(router: Router) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0")
+        Self::start_on("127.0.0.1:0", router).await
+    }
+
+    /// Serves `router` on `addr` (e.g. `127.0.0.2:0`).
+    pub async fn start_on(addr: &str, router: Router) -> Self {
+        let listener = TcpListener::bind(addr)
             .await
             .expect("bind a loopback port");
         let addr = listener.local_addr().expect("local address");

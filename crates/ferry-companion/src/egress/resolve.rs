@@ -52,7 +52,8 @@ impl StaticResolver {
 
 impl Resolver for StaticResolver {
     fn lookup(&self, host: &str) -> Lookup {
-        let found = self.table.get(&host.to_ascii_lowercase()).cloned();
+        let key = host.trim_end_matches('.').to_ascii_lowercase();
+        let found = self.table.get(&key).cloned();
         Box::pin(async move {
             found.ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "unknown host"))
         })
