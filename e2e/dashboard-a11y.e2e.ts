@@ -5,14 +5,12 @@
  * 10,000 files keep only the visible rows in the DOM.
  */
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import type { CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { screenshot, statusText } from './dashboard-support.ts';
+import { axeViolations, screenshot, statusText } from './dashboard-support.ts';
 import { type Browser, launchBrowser } from './support/browser.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
-const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 let ferry: RunningFerry;
 let browser: Browser;
 
@@ -24,28 +22,6 @@ afterAll(async () => {
   await browser?.close();
   await ferry?.stop();
 });
-
-interface Violation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
-/** Serious and critical axe-core violations inside the Dashboard (and the modal, if open). */
-async function axeViolations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: axePath });
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      window as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: Violation[] }> } }
-    ).axe;
-    const result = await axe.run({ include: [['.ferry-dashboard']] }, { resultTypes: ['violations'] });
-    return result.violations;
-  });
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
 
 /** A JPEG `w`x`h` drawn in the page, with an EXIF APP1 segment saying `orientation`. */
 async function addExifJpeg(page: Page, name: string, w: number, h: number, orientation: number): Promise<string> {

@@ -4,7 +4,7 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { screenshot, sha256, statusText, storedWithMeta } from './dashboard-support.ts';
+import { axeViolations, screenshot, sha256, statusText, storedWithMeta } from './dashboard-support.ts';
 import { type Browser, launchBrowser } from './support/browser.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
@@ -46,6 +46,7 @@ test('a picture after the countdown and Smile! uploads as cam-{timestamp}.jpg', 
   await openCamera(page, 'picture');
   expect(await page.locator('.ferry-camera video').getAttribute('data-mirrored')).toBe('true');
   await screenshot(page, 'camera');
+  expect(await axeViolations(page)).toEqual([]);
 
   const before = Date.now();
   await page.getByRole('button', { name: 'Take a picture' }).click();

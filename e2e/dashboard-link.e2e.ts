@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import { screenshot } from './dashboard-support.ts';
+import { axeViolations, screenshot } from './dashboard-support.ts';
 import { type Browser, launchBrowser } from './support/browser.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
@@ -104,5 +104,6 @@ test('a URL the companion cannot fetch gives the failed-to-fetch toast for 4 s',
   await page.getByRole('button', { name: 'Details' }).click();
   await expect.poll(() => page.locator('.ferry-toast-details').textContent()).not.toBe('');
   await screenshot(page, 'link-error');
+  expect(await axeViolations(page)).toEqual([]);
   expect(await page.getByTestId('ferry-file').count()).toBe(0);
 });
