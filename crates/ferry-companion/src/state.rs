@@ -41,14 +41,16 @@ impl AppState {
             allow_local: config.allow_local_urls,
             exempt: config.exempt_ips.clone(),
         };
-        let sources = Egress::new(resolver.clone(), policy, true, config.stall_timeout)?;
+        // The stall watchdog reports a silent peer; the read timeout is only a backstop behind it.
+        let idle = config.stall_timeout * 2;
+        let sources = Egress::new(resolver.clone(), policy, true, idle)?;
         // Destinations passed the operator's allowlist, which may name local services (the
         // server's own /files/ by default), so they are not held to the local-address ban.
         let dest_policy = IpPolicy {
             allow_local: true,
             exempt: Vec::new(),
         };
-        let destinations = Egress::new(resolver, dest_policy, false, config.stall_timeout)?;
+        let destinations = Egress::new(resolver, dest_policy, false, idle)?;
         let allowlist = Allowlist::new(&config.upload_urls, &config.own_origins)?;
         Ok(Self {
             inner: Arc::new(Inner {
