@@ -95,3 +95,26 @@ test('a short recording uploads as webcam-{timestamp}.webm', async () => {
   expect(stored?.sha256).toBe(captured.sha);
   await page.close();
 });
+
+test('an audio-only recording is webm audio; a recording stops by itself before maxFileSize', async () => {
+  const page = await browser.context.newPage();
+  await page.goto(`${ferry.url}/?maxFileSize=40000`);
+  await openCamera(page, 'audio-only');
+  await page.getByRole('button', { name: 'Begin video recording' }).click();
+  await page.waitForTimeout(800);
+  await page.getByRole('button', { name: 'Stop video recording' }).click();
+  await expect.poll(() => page.getByTestId('ferry-file').count(), { timeout: 10_000 }).toBe(1);
+  const audio = (await page.locator('.ferry-file-name').textContent()) ?? '';
+  expect(audio).toMatch(/^webcam-\d+\.webm$/);
+  expect((await capturedSha(page, audio)).type).toBe('audio/webm');
+
+  // Video at the fake camera's bitrate passes 40,000 bytes within seconds; nobody presses stop.
+  await openCamera(page, 'video-only');
+  await page.getByRole('button', { name: 'Begin video recording' }).click();
+  await expect.poll(() => page.getByTestId('ferry-file').count(), { timeout: 30_000 }).toBe(2);
+  const sizes = await page.evaluate(() => window.ferry?.getFiles().map((f) => [f.type, f.size]));
+  const video = sizes?.find(([type]) => type === 'video/webm');
+  expect(video?.[1]).toBeGreaterThan(0);
+  expect(video?.[1]).toBeLessThanOrEqual(40_000);
+  await page.close();
+});

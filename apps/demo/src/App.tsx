@@ -2,7 +2,8 @@
  * The page `ferry serve` shows: the full Dashboard uploading to the same server's tus endpoint,
  * with link import and camera panels talking to the same server as companion.
  * `?modal` shows it as a modal behind a button; `?theme=dark|auto` picks the theme;
- * `?countdown=N` counts N seconds down before a camera snapshot.
+ * `?countdown=N` counts N seconds down before a camera snapshot; `?maxFileSize=BYTES` restricts
+ * file sizes (and so camera recordings).
  */
 import { Ferry, TusUploader } from '@ferry/core';
 import { Dashboard, FerryProvider, type Theme } from '@ferry/react';
@@ -23,7 +24,8 @@ const companionUrl = window.location.origin;
 const countdown = Number(params.get('countdown') ?? 0);
 
 // One engine per page, made outside React so StrictMode's double render cannot make two.
-const ferry = new Ferry({ uploader: new TusUploader({ endpoint: '/files/' }) });
+const maxFileSize = Number(params.get('maxFileSize') ?? 0) || null;
+const ferry = new Ferry({ uploader: new TusUploader({ endpoint: '/files/' }), restrictions: { maxFileSize } });
 window.ferry = ferry;
 
 export function App() {
