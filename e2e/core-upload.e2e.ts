@@ -182,6 +182,96 @@ describe('tus', () => {
   });
 });
 
+describe('tus bookkeeping', () => {
+  test('removing a file mid-upload terminates it on the server', async () => {
+    const p = await openPage();
+    // No throttling here: a throttled, aborted request can linger in Chromium and hold the
+    // upload's lock; many small chunks leave time to remove the file mid-upload instead.
+    const url = await p.evaluate(async () => {
+      const { Ferry, TusUploader } = window.core;
+      const engine = new Ferry({ uploader: new TusUploader({ endpoint: '/files/', chunkSize: 1024 * 1024 }) });
+      const id = engine.addFile({ data: window.patternFile('removed.bin', 128 * 1024 * 1024, 2) }) ?? '';
+      const started = new Promise<void>((ok) => {
+        const off = engine.on('upload-progress', (f) => {
+          if (f.progress.bytesUploaded > 0) {
+            off();
+            ok();
+          }
+        });
+      });
+      const done = engine.upload();
+      await started;
+      const url = engine.getFile(id)?.tus?.uploadUrl ?? '';
+      engine.removeFile(id);
+      await done;
+      return url;
+    });
+    expect(url).toMatch(/\/files\//);
+    const status = async () => {
+      try {
+        const res = await fetch(url, {
+          method: 'HEAD',
+          headers: { 'Tus-Resumable': '1.0.0' },
+          signal: AbortSignal.timeout(2000),
+        });
+        return res.status;
+      } catch {
+        return 0;
+      }
+    };
+    await expect.poll(status, { timeout: 15_000, interval: 1000 }).toBe(404);
+    await p.close();
+  });
+
+  test('a new page resumes the earlier upload of the same file', async () => {
+    const size = 12 * MiB + 9;
+    const first = await openPage();
+    await throttleUploads(first, 4 * MiB);
+    const url = await first.evaluate(async (size) => {
+      const { Ferry, TusUploader } = window.core;
+      const engine = new Ferry({ uploader: new TusUploader({ endpoint: '/files/', chunkSize: 1024 * 1024 }) });
+      const id = engine.addFile({ data: window.patternFile('again.bin', size, 13) }) ?? '';
+      const some = new Promise<void>((ok) => {
+        const off = engine.on('upload-progress', (f) => {
+          if (f.progress.bytesUploaded >= 2 * 1024 * 1024) {
+            off();
+            ok();
+          }
+        });
+      });
+      void engine.upload();
+      await some;
+      engine.pauseResume(id);
+      return engine.getFile(id)?.tus?.uploadUrl ?? '';
+    }, size);
+    await first.close();
+    await new Promise((ok) => setTimeout(ok, 500));
+    const offset = await tusOffset(url);
+    expect(offset).toBeGreaterThan(0);
+
+    const second = await openPage();
+    const r = await second.evaluate(async (size) => {
+      const { Ferry, TusUploader } = window.core;
+      const engine = new Ferry({ uploader: new TusUploader({ endpoint: '/files/' }) });
+      const id = engine.addFile({ data: window.patternFile('again.bin', size, 13) }) ?? '';
+      let firstProgress = -1;
+      engine.on('upload-progress', (f) => {
+        if (firstProgress < 0) firstProgress = f.progress.bytesUploaded;
+      });
+      await engine.upload();
+      const f = engine.getFile(id);
+      return { state: f?.state, uploadURL: f?.uploadURL, firstProgress };
+    }, size);
+    expect(r.state).toBe('complete');
+    expect(r.uploadURL).toBe(url);
+    expect(r.firstProgress).toBeGreaterThanOrEqual(offset);
+    const mine = (await storedTusUploads(ferry.dataDir)).filter((u) => u.filename === 'again.bin');
+    expect(mine).toHaveLength(1);
+    expect(mine[0]?.sha256).toBe(sha256Of(patternBytes(size, 13)));
+    await second.close();
+  });
+});
+
 describe('xhr', () => {
   test('multipart form upload to /upload, bytes exact, real progress', async () => {
     const p = await openPage();
