@@ -26,10 +26,12 @@ function serve(dir) {
 const pages = {
   ferry: {
     add: 'window.ferry.addFiles(files)',
+    scroller: '[data-testid=ferry-files]',
     shown: `document.querySelector('[data-testid=ferry-status]')?.textContent === '${count} files selected'`,
   },
   uppy: {
     add: 'window.uppy.addFiles(files)',
+    scroller: '.uppy-Dashboard-files',
     shown: `(document.querySelector('.uppy-DashboardContent-title')?.textContent ?? '').includes('${count}')`,
   },
 };
@@ -67,7 +69,26 @@ try {
     const rows = await tab.evaluate(
       () => document.querySelectorAll('[data-testid=ferry-file], .uppy-Dashboard-Item').length,
     );
-    console.log(JSON.stringify({ page: name, files: count, ms: Math.round(ms), rowsInDom: rows }));
+    // Scrolling: 120 frames, each moving the list 300 px; frame times from rAF timestamps.
+    const scroll = await tab.evaluate(async (selector) => {
+      const el = document.querySelector(selector);
+      if (!el) return null;
+      const times = [];
+      let last = await new Promise((ok) => requestAnimationFrame(ok));
+      for (let i = 0; i < 120; i += 1) {
+        el.scrollTop += 300;
+        const now = await new Promise((ok) => requestAnimationFrame(ok));
+        times.push(now - last);
+        last = now;
+      }
+      times.sort((a, b) => a - b);
+      return { p50: times[60], p95: times[114], max: times[119] };
+    }, page.scroller);
+    const round = (v) => Math.round(v * 10) / 10;
+    const frames = scroll && { p50: round(scroll.p50), p95: round(scroll.p95), max: round(scroll.max) };
+    console.log(
+      JSON.stringify({ page: name, files: count, ms: Math.round(ms), rowsInDom: rows, scrollFrameMs: frames }),
+    );
     await tab.close();
     server.close();
   }

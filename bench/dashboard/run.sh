@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Dashboard benchmark: (1) gzipped size of Ferry's demo page without React next to an Uppy
 # Dashboard + @uppy/tus page built the same way (same Vite, same config, React left external);
-# (2) time to add 10,000 files through each full Dashboard in headless Chromium.
+# (2) time to add 10,000 files through each full Dashboard in headless Chromium, and frame times
+# while scrolling the 10,000-file list.
 # Goal: Ferry's page under half of Uppy's beyond React. Figures only; never fails on timing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
