@@ -3,6 +3,10 @@
 // times each (default 2), for each emulated round-trip latency in BENCH_LATENCIES_MS (default
 // "0,40": raw loopback, then DevTools' added latency per request, as between a browser and a
 // remote bucket). Prints one JSON line per run; each object's stored size is checked.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startS3Stack } from '../../e2e/support/s3-stack.ts';
 
 const size = Number(process.env.BENCH_SIZE ?? 1024 * 1024 * 1024);
@@ -11,7 +15,16 @@ const latencies = (process.env.BENCH_LATENCIES_MS ?? '0,40').split(',').map(Numb
 const pageDir = process.argv[2];
 if (!pageDir) throw new Error('usage: measure.mjs PAGE_DIR');
 
-type Bench = Record<string, (n: number) => Promise<{ ms: number; key: string }>>;
+type Bench = Record<string, () => Promise<{ ms: number; key: string }>>;
+
+// A file on disk, picked through the page's file input: Chromium then reads it from disk as it
+// would a user's file (a 1 GiB in-memory Blob breaks Chromium's blob store: ERR_BLOB_REFERENCED_BLOB_BROKEN).
+const dir = await mkdtemp(join(tmpdir(), 'ferry-bench-s3-'));
+const input = join(dir, 'bench.bin');
+const handle = await open(input, 'w');
+for (let left = size; left > 0; left -= 16 * 1024 * 1024)
+  await handle.write(randomBytes(Math.min(left, 16 * 1024 * 1024)));
+await handle.close();
 
 const stack = await startS3Stack(pageDir);
 try {
@@ -19,6 +32,10 @@ try {
     for (let rep = 1; rep <= reps; rep += 1) {
       for (const peer of rep % 2 ? ['ferry', 'uppy'] : ['uppy', 'ferry']) {
         const page = await stack.open();
+        // Why a request failed, when one does (printed on stderr, not part of the figures).
+        page.on('requestfailed', (r) =>
+          console.error(`request failed: ${r.method()} ${r.url().slice(0, 120)} ${r.failure()?.errorText}`),
+        );
         if (latency > 0) {
           const cdp = await stack.browser.context.newCDPSession(page);
           await cdp.send('Network.enable');
@@ -29,14 +46,12 @@ try {
             uploadThroughput: -1,
           });
         }
-        const out = await page.evaluate(
-          ({ peer, size }) => {
-            const run = (window as unknown as { bench: Bench }).bench[peer];
-            if (!run) throw new Error(`no bench for ${peer}`);
-            return run(size);
-          },
-          { peer, size },
-        );
+        await page.setInputFiles('#file', input);
+        const out = await page.evaluate((peer) => {
+          const run = (window as unknown as { bench: Bench }).bench[peer];
+          if (!run) throw new Error(`no bench for ${peer}`);
+          return run();
+        }, peer);
         await page.close();
         const head = await stack.garage.s3('HEAD', `/${out.key}`);
         const stored = Number(head.headers.get('content-length'));
@@ -51,4 +66,5 @@ try {
   }
 } finally {
   await stack.stop();
+  await rm(dir, { recursive: true, force: true });
 }
