@@ -20,7 +20,8 @@ use crate::protocol::TusError;
 use crate::store::StoreError;
 
 /// Error kinds that tell the handler why the body stopped.
-const SUPERSEDED: io::ErrorKind = io::ErrorKind::Interrupted;
+// Not `Interrupted`: copy loops retry that kind forever.
+const SUPERSEDED: io::ErrorKind = io::ErrorKind::ResourceBusy;
 const IDLE: io::ErrorKind = io::ErrorKind::TimedOut;
 const CLIENT_GONE: io::ErrorKind = io::ErrorKind::ConnectionAborted;
 

@@ -113,6 +113,15 @@ impl Endpoint {
         .await
     }
 
+    /// The length of the upload's data file, read without any request.
+    pub async fn store_offset(&self, path: &str) -> u64 {
+        let id = path.rsplit('/').next().expect("id");
+        tokio::fs::metadata(self.dir.path().join(id))
+            .await
+            .map(|m| m.len())
+            .unwrap_or(0)
+    }
+
     /// The stored bytes of the upload at `path`.
     pub fn stored(&self, path: &str) -> Vec<u8> {
         let id = path.rsplit('/').next().expect("id");

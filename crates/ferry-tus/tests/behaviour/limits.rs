@@ -1,0 +1,154 @@
+//! Limits: max size before any body is read, idle bodies cut off, per-client cap.
+
+use std::time::{Duration, Instant};
+
+use ferry_tus::TusConfig;
+
+use crate::common::Endpoint;
+use crate::streaming::{OpenPatch, offset_reaches};
+
+fn headers(pairs: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+    pairs.iter().map(|(k, v)| (*k, (*v).to_owned())).collect()
+}
+
+#[tokio::test]
+async fn too_large_is_refused_before_the_body_is_read() {
+    let ep = Endpoint::with(TusConfig {
+        max_size: Some(1000),
+        ..TusConfig::default()
+    })
+    .await;
+    // The body never ends: only an answer given before reading it can arrive.
+    let post = OpenPatch::start(
+        &ep,
+        "POST",
+        "/files/",
+        &headers(&[
+            ("Tus-Resumable", "1.0.0"),
+            ("Upload-Length", "1001"),
+            ("Content-Type", "application/offset+octet-stream"),
+        ]),
+    );
+    post.send(b"x").await;
+    let answer = tokio::time::timeout(Duration::from_secs(5), post.answer)
+        .await
+        .expect("answered before the body ended")
+        .expect("join");
+    assert_eq!(answer, Ok(413));
+
+    let upload = ep.create(Some(1000), &[]).await;
+    let patch = OpenPatch::start(
+        &ep,
+        "PATCH",
+        &upload,
+        &headers(&[
+            ("Tus-Resumable", "1.0.0"),
+            ("Upload-Offset", "0"),
+            ("Content-Type", "application/offset+octet-stream"),
+            ("Content-Length", "1001"),
+        ]),
+    );
+    patch.send(b"x").await;
+    let answer = tokio::time::timeout(Duration::from_secs(5), patch.answer)
+        .await
+        .expect("answered before the body ended")
+        .expect("join");
+    assert_eq!(answer, Ok(413));
+    assert_eq!(ep.store_offset(&upload).await, 0);
+}
+
+#[tokio::test]
+async fn a_trickling_body_is_cut_off_and_a_steady_one_is_not() {
+    let ep = Endpoint::with(TusConfig {
+        idle_timeout: Duration::from_millis(400),
+        ..TusConfig::default()
+    })
+    .await;
+    let upload = ep.create(Some(1 << 20), &[]).await;
+    let trickle = OpenPatch::start(
+        &ep,
+        "PATCH",
+        &upload,
+        &headers(&[
+            ("Tus-Resumable", "1.0.0"),
+            ("Upload-Offset", "0"),
+            ("Content-Type", "application/offset+octet-stream"),
+        ]),
+    );
+    // One byte every 100 ms: alive on the wire, but under 1 KiB per idle window.
+    let started = Instant::now();
+    let mut sent = 0u64;
+    while !trickle.answer.is_finished() && started.elapsed() < Duration::from_secs(5) {
+        if trickle
+            .feed
+            .send(bytes::Bytes::from_static(b"z"))
+            .await
+            .is_err()
+        {
+            break;
+        }
+        sent += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(trickle.answer.is_finished(), "trickling body not cut off");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let answer = trickle.answer.await.expect("join");
+    assert!(matches!(answer, Ok(408) | Err(_)), "{answer:?}");
+    // What arrived is kept, so the client can resume.
+    let kept = ep.store_offset(&upload).await;
+    assert!(kept <= sent && kept > 0, "kept {kept} of {sent}");
+
+    // 8 KiB every 100 ms for 1.2 s (three idle windows) is fine.
+    let other = ep.create(Some(96 * 1024), &[]).await;
+    let steady = OpenPatch::start(
+        &ep,
+        "PATCH",
+        &other,
+        &headers(&[
+            ("Tus-Resumable", "1.0.0"),
+            ("Upload-Offset", "0"),
+            ("Content-Type", "application/offset+octet-stream"),
+        ]),
+    );
+    for _ in 0..12 {
+        steady.send(&[1u8; 8 * 1024]).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(steady.feed);
+    assert_eq!(steady.answer.await.expect("join"), Ok(204));
+}
+
+#[tokio::test]
+async fn uploads_written_at_once_are_capped_per_client() {
+    let ep = Endpoint::with(TusConfig {
+        max_uploads_per_client: 2,
+        ..TusConfig::default()
+    })
+    .await;
+    let mut open = Vec::new();
+    for _ in 0..2 {
+        let upload = ep.create(Some(10_000), &[]).await;
+        let patch = OpenPatch::start(
+            &ep,
+            "PATCH",
+            &upload,
+            &headers(&[
+                ("Tus-Resumable", "1.0.0"),
+                ("Upload-Offset", "0"),
+                ("Content-Type", "application/offset+octet-stream"),
+            ]),
+        );
+        patch.send(b"abc").await;
+        offset_reaches(&ep, &upload, 3).await;
+        open.push(patch);
+    }
+    let third = ep.create(Some(10), &[]).await;
+    let res = ep.patch(&third, 0, b"0123456789").await;
+    assert_eq!(res.status, 429);
+    assert_eq!(res.header("retry-after"), Some("1"));
+    // A finished request gives its slot back.
+    let first = open.remove(0);
+    drop(first.feed);
+    assert_eq!(first.answer.await.expect("join"), Ok(204));
+    assert_eq!(ep.patch(&third, 0, b"0123456789").await.status, 204);
+}

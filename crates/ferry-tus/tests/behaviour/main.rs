@@ -1,0 +1,12 @@
+//! Behaviour beyond single requests: the store conformance suite on the fs store, concurrency,
+//! limits, expiration, and property tests of the parsers.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod concurrency;
+mod conformance;
+mod expiration;
+mod limits;
+mod parsers;
+mod streaming;
