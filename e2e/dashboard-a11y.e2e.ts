@@ -172,6 +172,8 @@ test('the error state offers retry and details, and the dark theme passes axe-co
   // The file card shows the error's detail.
   await page.getByRole('button', { name: 'Details refused.txt' }).click();
   await expect.poll(() => page.locator('.ferry-card-error').count()).toBe(1);
+  expect(await axeViolations(page)).toEqual([]);
+  await screenshot(page, 'file-card');
   await page.getByRole('button', { name: 'Back' }).click();
 
   await page.unroute('**/files/**');

@@ -5,6 +5,7 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { screenshot } from './dashboard-support.ts';
 import { type Browser, launchBrowser } from './support/browser.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
@@ -94,6 +95,7 @@ test('Escape, the close button and a click outside close it and leave history cl
 test('750 x 550 by default, and full screen on a phone', async () => {
   await open();
   await page.waitForFunction(() => document.getAnimations().length === 0);
+  await screenshot(page, 'modal');
   const box = await dialog().boundingBox();
   expect([box?.width, box?.height].map((v) => Math.round(v ?? 0))).toEqual([750, 550]);
   await page.keyboard.press('Escape');

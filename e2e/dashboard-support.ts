@@ -56,6 +56,8 @@ interface Violation {
 
 /** Serious and critical axe-core violations inside the Dashboard (and the modal, if open). */
 export async function axeViolations(page: Page): Promise<string[]> {
+  // Judge the settled page: mid-slide, panels are still partly transparent.
+  await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== 'running'));
   if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: axePath });
   const violations = await page.evaluate(async () => {
     const axe = (
