@@ -104,3 +104,26 @@ test('modal: Escape and the close button close it, focus returns to the trigger'
   fireEvent.click(screen.getByRole('button', { name: 'Close Modal' }));
   expect(screen.queryByRole('dialog')).toBeNull();
 });
+
+test('every string comes through the engine’s locale, including the Dashboard’s own keys', () => {
+  const ferry = new Ferry({
+    uploader: new ManualUploader(),
+    // `camera` and `link` are Dashboard keys; `uploadXFiles` is one of the engine's.
+    locale: {
+      camera: 'Kamera',
+      link: 'Verknüpfung',
+      uploadXFiles: { one: '%{smart_count} Datei hochladen', other: '%{smart_count} Dateien hochladen' },
+    } as never,
+  });
+  render(
+    <FerryProvider ferry={ferry}>
+      <Dashboard link={{ companionUrl: 'http://companion.test' }} camera />
+    </FerryProvider>,
+  );
+  act(() => {
+    ferry.addFiles([{ data: new File(['a'], 'a.txt') }, { data: new File(['b'], 'b.txt') }]);
+  });
+  expect(screen.getByRole('button', { name: 'Kamera' })).toBeTruthy();
+  expect(screen.getByRole('button', { name: 'Verknüpfung' })).toBeTruthy();
+  expect(screen.getByRole('button', { name: '2 Dateien hochladen' })).toBeTruthy();
+});
