@@ -1,0 +1,147 @@
+//! Durability of the tus fs store against the real binary: `kill -9` the `ferry` process while a
+//! PATCH is streaming, restart it on the same data directory, and resume. HEAD must report an
+//! offset whose bytes are all on disk, and the finished upload must be byte-exact.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use ferry_testkit::{random_bytes, sha256_hex};
+
+/// A `ferry serve` child process, killed with SIGKILL when dropped.
+struct Ferry {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Ferry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Ferry {
+    async fn start(data: &Path) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("free port")
+            .port();
+        let child = Command::new(env!("CARGO_BIN_EXE_ferry"))
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .arg("--data-dir")
+            .arg(data)
+            .arg("--ui-dir")
+            .arg(data)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn ferry");
+        let ferry = Self {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        };
+        for _ in 0..400 {
+            if reqwest::get(format!("{}/health", ferry.base)).await.is_ok() {
+                return ferry;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("ferry did not start");
+    }
+
+    /// SIGKILL: no shutdown code runs.
+    fn kill9(mut self) {
+        self.child.kill().expect("kill -9");
+        self.child.wait().expect("reap");
+    }
+}
+
+#[tokio::test]
+async fn kill_9_mid_patch_then_resume_is_byte_exact() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let bytes = random_bytes(24 << 20);
+    let client = reqwest::Client::new();
+
+    let ferry = Ferry::start(data.path()).await;
+    let res = client
+        .post(format!("{}/files/", ferry.base))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Length", bytes.len().to_string())
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(res.status(), 201);
+    let location = res.headers()["location"].to_str().expect("ascii").to_owned();
+    let id = location.rsplit('/').next().expect("id").to_owned();
+    let on_disk = data.path().join("tus").join(&id);
+
+    // Stream the first 10 MiB of a PATCH that declares all 24, then kill -9 mid-body.
+    let (feed, rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(4);
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<_, std::io::Error>(b), rx))
+    });
+    let patch = client
+        .patch(format!("{}{location}", ferry.base))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Offset", "0")
+        .header("Content-Type", "application/offset+octet-stream")
+        .header("Content-Length", bytes.len().to_string())
+        .body(reqwest::Body::wrap_stream(body))
+        .send();
+    let patch = tokio::spawn(patch);
+    for chunk in bytes[..10 << 20].chunks(64 * 1024) {
+        feed.send(bytes::Bytes::copy_from_slice(chunk))
+            .await
+            .expect("body open");
+    }
+    for _ in 0..400 {
+        if std::fs::metadata(&on_disk).map(|m| m.len()).unwrap_or(0) >= 4 << 20 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    ferry.kill9();
+    drop(feed);
+    let _ = patch.await;
+
+    // Restart on the same directory: the offset only counts bytes that are really there.
+    let ferry = Ferry::start(data.path()).await;
+    let url = format!("{}{location}", ferry.base);
+    let head = client
+        .head(&url)
+        .header("Tus-Resumable", "1.0.0")
+        .send()
+        .await
+        .expect("head");
+    assert_eq!(head.status(), 200);
+    let offset: usize = head.headers()["upload-offset"]
+        .to_str()
+        .expect("ascii")
+        .parse()
+        .expect("number");
+    assert!(offset >= 1 << 20 && offset <= 10 << 20, "offset {offset}");
+    let stored = std::fs::read(&on_disk).expect("data file");
+    assert_eq!(stored.len(), offset);
+    assert!(stored == bytes[..offset], "stored prefix differs from the sent bytes");
+
+    let res = client
+        .patch(&url)
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Offset", offset.to_string())
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(bytes[offset..].to_vec())
+        .send()
+        .await
+        .expect("resume");
+    assert_eq!(res.status(), 204);
+    let downloaded = client
+        .get(&url)
+        .send()
+        .await
+        .expect("get")
+        .bytes()
+        .await
+        .expect("body");
+    assert_eq!(sha256_hex(&downloaded), sha256_hex(&bytes));
+}
