@@ -132,6 +132,11 @@ describe('adding files', () => {
       type: 'application/pdf',
       relativePath: 'dir/cloud.pdf',
     });
+    ferry.setMeta({ project: 'p2', lang: 'fr' });
+    expect(ferry.getFile(id ?? '')?.meta).toMatchObject({ project: 'p2', lang: 'fr', name: 'cloud.pdf' });
+    expect(ferry.getState().meta).toEqual({ project: 'p2', lang: 'fr' });
+    ferry.setFileMeta(id ?? '', { caption: 'hi' });
+    expect(ferry.getFile(id ?? '')?.meta.caption).toBe('hi');
   });
 });
 

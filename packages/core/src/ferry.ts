@@ -1,18 +1,21 @@
 /**
- * The engine a page talks to: the public methods over the store, the runner, restrictions, the
- * informer and the online watcher. Behaviour lives in those modules; this file wires them.
+ * The engine a page talks to: the public API over the store (reducer), the runner (uploads),
+ * admission (restrictions), the informer, connectivity and the processors. Behaviour lives in
+ * those modules; this file wires them and emits the events.
  */
-
+import { admit, rejectionSummary } from './admission.ts';
 import { runBundle } from './bundle.ts';
+import { Connectivity } from './connectivity.ts';
 import { Emitter } from './emitter.ts';
 import type { FerryEvents } from './events.ts';
-import { createFile, FileIndex, fileKey, newFileId } from './files.ts';
+import { FileIndex } from './files.ts';
 import { Informer } from './informer.ts';
 import { defaultLocale, type LocaleEntry, type LocaleStrings, type LocaleVars, translate } from './locale.ts';
-import { browserOnlineSource, type OnlineSource, OnlineWatcher } from './online.ts';
+import { browserOnlineSource, type OnlineSource } from './online.ts';
+import { type Phase, type Processor, Processors } from './processors.ts';
 import { DEFAULT_PROGRESS_THROTTLE } from './progress-batcher.ts';
 import { type Action, type FilePatch, initialState, reduce } from './reducer.ts';
-import { checkFile, checkMinFiles, noRestrictions, type Rejection } from './restrictions.ts';
+import { checkMinFiles, noRestrictions } from './restrictions.ts';
 import { Runner } from './runner.ts';
 import { DEFAULT_STALL_TIMEOUT } from './stall.ts';
 import { Store } from './store.ts';
@@ -28,9 +31,7 @@ import type {
 import type { Uploader } from './uploader.ts';
 
 export type { FerryEvents } from './events.ts';
-
-/** A pre- or postprocessor: runs over the ids of one upload run. */
-export type Processor = (fileIds: string[]) => Promise<void> | void;
+export type { Processor } from './processors.ts';
 
 export interface FerryOptions {
   id?: string;
@@ -67,11 +68,8 @@ export class Ferry {
   readonly #locale: Partial<Record<string, LocaleEntry>>;
   readonly #informer: Informer;
   readonly #runner: Runner;
-  readonly #watcher: OnlineWatcher;
-  readonly #pre = new Set<Processor>();
-  readonly #post = new Set<Processor>();
-  readonly #pausedOffline = new Set<string>();
-  #offlineInfo: string | undefined;
+  readonly #connectivity: Connectivity;
+  readonly #processors = new Processors();
   #autoQueued = false;
 
   constructor(options: FerryOptions = {}) {
@@ -91,36 +89,36 @@ export class Ferry {
         this.#events.emit('info-hidden', info);
       },
     });
-    this.#runner = new Runner(
+    this.#runner = new Runner(this.#runnerHost(), {
+      limit: options.limit ?? 0,
+      stallTimeout: options.stallTimeout ?? DEFAULT_STALL_TIMEOUT,
+      progressThrottle: options.progressThrottle ?? DEFAULT_PROGRESS_THROTTLE,
+    });
+    this.#connectivity = new Connectivity(
       {
-        getFile: (id) => this.getFile(id),
-        dispatch: (action) => this.#dispatch(action),
-        emit: (event, ...args) => this.#events.emit(event, ...args),
-        i18n: (key, vars) => this.i18n(key, vars),
-        failed: (file, error) => this.#failed(file, error),
-        isOnline: () => this.#isOnline(),
-        uploaderFor: (file) => (file.isRemote ? (options.remoteUploader ?? options.uploader) : options.uploader),
-        postprocess: (ids) => this.#process(this.#post, ids, 'postprocess'),
-        hasPostprocessors: () => this.#post.size > 0,
+        setOffline: (offline) => {
+          this.#dispatch({ type: 'offline', isOffline: offline });
+          this.#events.emit(offline ? 'is-offline' : 'is-online');
+        },
+        info: (message, type, duration) => this.info(message, type, duration),
+        hideInfo: (id) => this.hideInfo(id),
+        i18n: (key) => this.i18n(key),
+        runningIds: () => this.#runner.runningIds(),
+        pauseOffline: (id) => {
+          const file = this.getFile(id);
+          if (file) this.#pause(file, 'offline');
+        },
+        resumeOffline: (id) => {
+          const file = this.getFile(id);
+          if (file?.state === 'paused') this.#resume(file);
+        },
       },
-      {
-        limit: options.limit ?? 0,
-        stallTimeout: options.stallTimeout ?? DEFAULT_STALL_TIMEOUT,
-        progressThrottle: options.progressThrottle ?? DEFAULT_PROGRESS_THROTTLE,
-      },
-    );
-    this.#watcher = new OnlineWatcher(
       options.online ?? browserOnlineSource(),
-      (online) => this.#onlineChanged(online),
       options.onlineCheckInterval,
     );
-    if (!this.#watcher.online) this.#onlineChanged(false);
-    this.on('preprocess-progress', (f, p) =>
-      this.#dispatch({ type: 'processing', id: f.id, phase: 'preprocess', progress: p }),
-    );
-    this.on('postprocess-progress', (f, p) =>
-      this.#dispatch({ type: 'processing', id: f.id, phase: 'postprocess', progress: p }),
-    );
+    for (const phase of ['preprocess', 'postprocess'] as const) {
+      this.on(`${phase}-progress`, (f, progress) => this.#dispatch({ type: 'processing', id: f.id, phase, progress }));
+    }
   }
 
   getState = (): FerryState => this.#store.getState();
@@ -161,37 +159,19 @@ export class Ferry {
 
   /** Adds files in one state change; refused files are reported and shown in one toast. */
   addFiles(descriptors: Iterable<FileDescriptor>): string[] {
-    const accepted: FerryFile[] = [];
-    const rejected: Rejection[] = [];
-    const meta = this.getState().meta;
-    for (const original of descriptors) {
-      let d = original;
-      let file = createFile(d, newFileId(), meta);
-      const verdict = this.#options.onBeforeFileAdded?.(file);
-      if (verdict === false) {
-        const rejection: Rejection = {
-          code: 'rejected-by-callback',
-          message: this.i18n('rejectedByCallback', { file: file.name }),
-          fileName: file.name,
-        };
-        this.#events.emit('restriction-failed', d, rejection);
-        continue;
-      }
-      if (verdict && typeof verdict === 'object') {
-        d = { ...d, ...verdict };
-        file = createFile(d, file.id, meta);
-      }
-      const key = fileKey(file);
-      const rejection = checkFile(file, this.#restrictions, this.#index.figures(key), this.i18n);
-      if (rejection) {
-        rejected.push(rejection);
-        this.#events.emit('restriction-failed', d, rejection);
-        continue;
-      }
-      this.#index.add(file, key);
-      accepted.push(file);
-    }
-    this.#informRejections(rejected);
+    const { accepted, rejected } = admit(descriptors, {
+      restrictions: this.#restrictions,
+      index: this.#index,
+      meta: this.getState().meta,
+      onBeforeFileAdded: this.#options.onBeforeFileAdded,
+      i18n: this.i18n,
+    });
+    for (const r of rejected) this.#events.emit('restriction-failed', r.descriptor, r.rejection);
+    const summary = rejectionSummary(
+      rejected.filter((r) => r.shown).map((r) => r.rejection),
+      this.i18n,
+    );
+    if (summary) this.info(summary, 'error', 5000);
     if (accepted.length > 0) {
       this.#dispatch({ type: 'add', files: accepted });
       for (const file of accepted) this.#events.emit('file-added', file);
@@ -208,18 +188,21 @@ export class Ferry {
   removeFiles(ids: readonly string[], reason: 'removed-by-user' | 'cancel-all' = 'removed-by-user'): void {
     const files = ids.map((id) => this.getFile(id)).filter((f): f is FerryFile => f !== undefined);
     if (files.length === 0) return;
+    const why = reason === 'cancel-all' ? 'cancel' : 'remove';
     for (const f of files) {
+      // A running upload is terminated by its uploader on abort; an idle one (paused) here.
       if (!this.#runner.isRunning(f.id) && f.state !== 'complete') {
-        const uploader = f.isRemote ? (this.#options.remoteUploader ?? this.#options.uploader) : this.#options.uploader;
-        void uploader?.cancel?.(f).catch(() => undefined);
+        void this.#uploaderFor(f)
+          ?.cancel?.(f)
+          .catch(() => undefined);
       }
-      this.#runner.abort(f.id, reason === 'cancel-all' ? 'cancel' : 'remove');
+      this.#runner.abort(f.id, why);
       this.#index.remove(f);
-      this.#pausedOffline.delete(f.id);
+      this.#connectivity.forget(f.id);
     }
     this.#dispatch({ type: 'remove', ids: files.map((f) => f.id) });
     for (const f of files) {
-      this.#runner.drop(f.id, reason === 'cancel-all' ? 'cancel' : 'remove');
+      this.#runner.drop(f.id, why);
       this.#events.emit('file-removed', f, reason);
     }
   }
@@ -247,12 +230,12 @@ export class Ferry {
       return false;
     }
     if (file.state !== 'uploading' && file.state !== 'waiting') return undefined;
-    this.#pause(file);
+    this.#pause(file, 'pause');
     return true;
   }
 
   pauseAll(): void {
-    for (const f of this.getFiles()) if (f.state === 'uploading' || f.state === 'waiting') this.#pause(f);
+    for (const f of this.getFiles()) if (f.state === 'uploading' || f.state === 'waiting') this.#pause(f, 'pause');
     this.#events.emit('pause-all');
   }
 
@@ -286,6 +269,7 @@ export class Ferry {
     this.#events.emit('cancel-all');
   }
 
+  /** Merges `meta` into the global meta and into every file's meta. */
   setMeta(meta: Record<string, string>): void {
     this.#dispatch({ type: 'meta', meta });
   }
@@ -304,22 +288,22 @@ export class Ferry {
   }
 
   addPreProcessor(fn: Processor): void {
-    this.#pre.add(fn);
+    this.#processors.pre.add(fn);
   }
   removePreProcessor(fn: Processor): void {
-    this.#pre.delete(fn);
+    this.#processors.pre.delete(fn);
   }
   addPostProcessor(fn: Processor): void {
-    this.#post.add(fn);
+    this.#processors.post.add(fn);
   }
   removePostProcessor(fn: Processor): void {
-    this.#post.delete(fn);
+    this.#processors.post.delete(fn);
   }
 
   /** Stops uploads, timers and listeners. */
   destroy(): void {
     this.#runner.destroy();
-    this.#watcher.stop();
+    this.#connectivity.stop();
     this.#informer.destroy();
   }
 
@@ -330,24 +314,40 @@ export class Ferry {
     if (after !== before) this.#events.emit('progress', after);
   }
 
-  /** Reads connectivity now (not only at the next poll), so retry decisions see it at once. */
-  #isOnline(): boolean {
-    this.#watcher.check();
-    return this.#watcher.online;
+  #uploaderFor(file: FerryFile): Uploader | undefined {
+    return file.isRemote ? (this.#options.remoteUploader ?? this.#options.uploader) : this.#options.uploader;
   }
 
   #bundling(): boolean {
     return this.#options.uploader?.bundles?.() === true;
   }
 
+  /** What the runner and bundle mode need from the engine. */
+  #runnerHost() {
+    return {
+      getFile: (id: string) => this.getFile(id),
+      dispatch: (action: Action) => this.#dispatch(action),
+      emit: this.emit,
+      i18n: this.i18n,
+      failed: (file: FerryFile, error: UploadError) => this.#failed(file, error),
+      isOnline: () => this.#connectivity.isOnline(),
+      uploaderFor: (file: FerryFile) => this.#uploaderFor(file),
+      postprocess: (ids: string[]) => this.#process('postprocess', ids),
+      hasPostprocessors: () => this.#processors.has('postprocess'),
+    };
+  }
+
   async #runBatch(ids: string[]): Promise<UploadSummary> {
     this.#events.emit('upload', ids);
     if (ids.length > 0) {
-      await this.#process(this.#pre, ids, 'preprocess');
+      await this.#process('preprocess', ids);
       const ready = ids.filter((id) => this.getFile(id)?.state === 'waiting');
       const uploader = this.#options.uploader;
-      if (uploader && this.#bundling()) await runBundle(uploader, ready, this.#bundleHost());
-      else await this.#runner.run(ready);
+      if (uploader && this.#bundling()) {
+        await runBundle(uploader, ready, { ...this.#runnerHost(), limiter: this.#runner.limiter });
+      } else {
+        await this.#runner.run(ready);
+      }
     }
     const files = ids.map((id) => this.getFile(id)).filter((f): f is FerryFile => f !== undefined);
     const result = {
@@ -358,53 +358,23 @@ export class Ferry {
     return result;
   }
 
-  #bundleHost() {
-    return {
-      getFile: (id: string) => this.getFile(id),
-      dispatch: (action: Action) => this.#dispatch(action),
-      emit: this.emit,
-      i18n: this.i18n,
-      failed: (file: FerryFile, error: UploadError) => this.#failed(file, error),
-      isOnline: () => this.#isOnline(),
-      limiter: this.#runner.limiter,
-      postprocess: (ids: string[]) => this.#process(this.#post, ids, 'postprocess'),
-      hasPostprocessors: () => this.#post.size > 0,
-    };
+  #process(phase: Phase, ids: string[]): Promise<void> {
+    return this.#processors.run(phase, ids, {
+      getFile: (id) => this.getFile(id),
+      dispatch: (action) => this.#dispatch(action),
+      completed: (p, file) => this.#events.emit(`${p}-complete`, file),
+      failed: (file, error) => this.#failed(file, error),
+    });
   }
 
-  async #process(processors: Set<Processor>, ids: string[], phase: 'preprocess' | 'postprocess'): Promise<void> {
-    if (processors.size === 0) return;
-    if (phase === 'preprocess') this.#dispatch({ type: 'set-state', ids, state: 'preprocessing' });
-    try {
-      for (const fn of processors) await fn(ids);
-    } catch (cause) {
-      const error = { message: cause instanceof Error ? cause.message : String(cause), retryable: true };
-      for (const id of ids) {
-        this.#dispatch({ type: 'error', id, error });
-        const file = this.getFile(id);
-        if (file) this.#failed(file, error);
-      }
-      return;
-    }
-    for (const id of ids) {
-      this.#dispatch({ type: 'processing', id, phase, progress: undefined });
-      const file = this.getFile(id);
-      if (file) this.#events.emit(`${phase}-complete`, file);
-    }
-    if (phase === 'preprocess') {
-      const still = ids.filter((id) => this.getFile(id)?.state === 'preprocessing');
-      this.#dispatch({ type: 'set-state', ids: still, state: 'waiting' });
-    }
-  }
-
-  #pause(file: FerryFile): void {
-    this.#runner.abort(file.id, 'pause');
+  #pause(file: FerryFile, why: 'pause' | 'offline'): void {
+    this.#runner.abort(file.id, why);
     this.#dispatch({ type: 'set-state', ids: [file.id], state: 'paused' });
     this.#events.emit('upload-pause', this.getFile(file.id) ?? file, true);
   }
 
   #resume(file: FerryFile): void {
-    this.#pausedOffline.delete(file.id);
+    this.#connectivity.forget(file.id);
     this.#dispatch({ type: 'set-state', ids: [file.id], state: 'waiting' });
     this.#events.emit('upload-pause', this.getFile(file.id) ?? file, false);
     this.#runner.resume(file.id);
@@ -413,43 +383,6 @@ export class Ferry {
   #failed(file: FerryFile, error: UploadError): void {
     this.#events.emit('upload-error', file, error);
     this.info({ message: this.i18n('uploadError'), details: error.message }, 'error', 5000);
-  }
-
-  #informRejections(rejected: Rejection[]): void {
-    const first = rejected[0];
-    if (!first) return;
-    const message =
-      rejected.length === 1
-        ? first.message
-        : this.i18n('andNMore', { message: first.message, smart_count: rejected.length - 1 });
-    this.info(message, 'error', 5000);
-  }
-
-  #onlineChanged(online: boolean): void {
-    this.#dispatch({ type: 'offline', isOffline: !online });
-    if (!online) {
-      this.#events.emit('is-offline');
-      this.#offlineInfo = this.info(this.i18n('noInternetConnection'), 'error', 0);
-      for (const id of this.#runner.runningIds()) {
-        const file = this.getFile(id);
-        if (!file) continue;
-        this.#runner.abort(id, 'offline');
-        this.#pausedOffline.add(id);
-        this.#dispatch({ type: 'set-state', ids: [id], state: 'paused' });
-        this.#events.emit('upload-pause', this.getFile(id) ?? file, true);
-      }
-      return;
-    }
-    this.#events.emit('is-online');
-    if (this.#offlineInfo) this.hideInfo(this.#offlineInfo);
-    this.#offlineInfo = undefined;
-    this.info(this.i18n('connectedToInternet'), 'success', 3000);
-    const ids = [...this.#pausedOffline];
-    this.#pausedOffline.clear();
-    for (const id of ids) {
-      const file = this.getFile(id);
-      if (file?.state === 'paused') this.#resume(file);
-    }
   }
 
   #scheduleAutoUpload(): void {

@@ -159,8 +159,11 @@ export function reduce(state: FerryState, action: Action): FerryState {
       return updateMany(state, [action.id], (f) => ({ ...f, ...action.patch }));
     case 'file-meta':
       return updateMany(state, [action.id], (f) => ({ ...f, meta: { ...f.meta, ...action.meta } }));
-    case 'meta':
-      return { ...state, meta: { ...state.meta, ...action.meta } };
+    case 'meta': {
+      // Global meta goes into every file's meta too (uploaders read only the file's).
+      const withMeta = updateMany(state, state.fileIds, (f) => ({ ...f, meta: { ...f.meta, ...action.meta } }));
+      return { ...withMeta, meta: { ...state.meta, ...action.meta } };
+    }
     case 'info-show':
       return { ...state, info: [...state.info, action.info] };
     case 'info-hide': {
