@@ -115,6 +115,23 @@ pub struct S3Args {
     /// Address buckets by path (`endpoint/bucket/key`) instead of by host name.
     #[arg(long = "s3-force-path-style", env = "FERRY_S3_FORCE_PATH_STYLE")]
     pub force_path_style: bool,
+
+    /// Prefix of the object keys the S3 signing routes choose (e.g. `uploads/`).
+    #[arg(long = "s3-key-prefix", env = "FERRY_S3_KEY_PREFIX", default_value = "")]
+    pub key_prefix: String,
+
+    /// Validity of presigned S3 URLs, in seconds (capped to 604800, S3's maximum).
+    #[arg(long = "s3-expires", env = "FERRY_S3_EXPIRES", default_value_t = 300)]
+    pub expires: u64,
+
+    /// Shared secret of the host application: when set, the `/s3/*` routes require
+    /// `Authorization: Bearer <token>` signed with it (see the README). Never logged.
+    #[arg(
+        long = "s3-auth-secret",
+        env = "FERRY_S3_AUTH_SECRET",
+        hide_env_values = true
+    )]
+    pub auth_secret: Option<String>,
 }
 
 impl std::fmt::Debug for S3Args {
@@ -129,6 +146,12 @@ impl std::fmt::Debug for S3Args {
                 &self.secret_key.as_ref().map(|_| "<redacted>"),
             )
             .field("force_path_style", &self.force_path_style)
+            .field("key_prefix", &self.key_prefix)
+            .field("expires", &self.expires)
+            .field(
+                "auth_secret",
+                &self.auth_secret.as_ref().map(|_| "<redacted>"),
+            )
             .finish()
     }
 }

@@ -5,9 +5,11 @@
 //!
 //! - [`config`]: flags and environment.
 //! - [`ui`]: the static web page at `/`.
+//! - `s3_signing`: `--s3-*` options -> the companion's `/s3/*` signing routes.
 //! - [`app`] builds the router; [`serve`] runs it on a listener until shutdown.
 
 pub mod config;
+mod s3_signing;
 mod ui;
 
 use std::sync::Arc;
@@ -52,6 +54,7 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
         .merge(ferry_tus::router(tus))
         .merge(ferry_form::router(form))
         .merge(ferry_companion::router(Default::default()))
+        .merge(s3_signing::router(&config.s3)?)
         .merge(ui::router(&config.ui_dir()))
         .layer(
             // One line per request, at info: method, path, status, latency.
