@@ -117,7 +117,11 @@ pub struct S3Args {
     pub force_path_style: bool,
 
     /// Prefix of the object keys the S3 signing routes choose (e.g. `uploads/`).
-    #[arg(long = "s3-key-prefix", env = "FERRY_S3_KEY_PREFIX", default_value = "")]
+    #[arg(
+        long = "s3-key-prefix",
+        env = "FERRY_S3_KEY_PREFIX",
+        default_value = ""
+    )]
     pub key_prefix: String,
 
     /// Validity of presigned S3 URLs, in seconds (capped to 604800, S3's maximum).

@@ -60,3 +60,9 @@ pub fn router(args: &S3Args) -> std::io::Result<axum::Router> {
     tracing::info!(bucket = %state.settings.bucket, "S3 signing routes at /s3/");
     Ok(ferry_companion::s3::router(state))
 }
+
+/// [`router`] behind the companion's CORS layer (`--cors-origins`), so pages on other origins
+/// can call the `/s3/*` routes, `Authorization` included.
+pub fn router_with_cors(args: &S3Args, cors_origins: &[String]) -> std::io::Result<axum::Router> {
+    Ok(router(args)?.layer(ferry_companion::cors::layer(cors_origins)))
+}
