@@ -1,8 +1,8 @@
 /**
  * @ferry/core's S3 uploaders in real Chromium, signed by a real `ferry`, storing into a real
  * Garage bucket: single PUT, single POST (presigned form), multipart of 30 MiB paused and resumed
- * mid-file, cancel (the multipart upload is aborted on the store), and a bucket whose CORS hides
- * ETag. Every stored object is read back and compared by sha256.
+ * mid-file, cancel and remove-while-paused (the multipart upload is aborted on the store), and a
+ * bucket whose CORS hides ETag. Every stored object is read back and compared by sha256.
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -143,6 +143,36 @@ test('cancel aborts the multipart upload on the store', async () => {
     .then((h) => h.jsonValue());
   expect(await stack.garage.listMultipartUploads()).toContain(uploadId);
   await p.evaluate(() => window.engine.cancelAll());
+  await expect
+    .poll(() => stack.garage.listMultipartUploads(), { timeout: 10_000, interval: 100 })
+    .not.toContain(uploadId);
+  await p.close();
+});
+
+test('removing a paused file aborts its multipart upload on the store', async () => {
+  const p = await stack.open();
+  await throttle(p, 8 * MiB);
+  await p.evaluate(() => {
+    const { Ferry, S3MultipartUploader } = window.core;
+    window.engine = new Ferry({ uploader: new S3MultipartUploader({ companionUrl: '' }) });
+    window.engine.addFile({ data: window.patternFile('removed.bin', 30 * 1024 * 1024, 32) });
+    void window.engine.upload();
+  });
+  const uploadId = await p
+    .waitForFunction(() => window.engine.getFiles()[0]?.s3Multipart?.uploadId)
+    .then((h) => h.jsonValue());
+  const state = await p.evaluate(() => {
+    const f = window.engine.getFiles()[0];
+    if (!f) throw new Error('no file');
+    window.engine.pauseResume(f.id);
+    return window.engine.getFile(f.id)?.state;
+  });
+  expect(state).toBe('paused');
+  expect(await stack.garage.listMultipartUploads()).toContain(uploadId);
+  await p.evaluate(() => {
+    const f = window.engine.getFiles()[0];
+    if (f) window.engine.removeFile(f.id);
+  });
   await expect
     .poll(() => stack.garage.listMultipartUploads(), { timeout: 10_000, interval: 100 })
     .not.toContain(uploadId);
