@@ -69,6 +69,18 @@ pub struct TusArgs {
     /// Uploads one client address may write at once (0: no cap).
     #[arg(long, env = "FERRY_MAX_UPLOADS_PER_CLIENT", default_value_t = 32)]
     pub max_uploads_per_client: usize,
+
+    /// Where tus uploads are stored: `fs` (under --data-dir) or `s3` (the --s3-* bucket).
+    #[arg(long, env = "FERRY_STORE", value_enum, default_value_t = StoreKind::Fs)]
+    pub store: StoreKind,
+}
+
+/// The tus store kinds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum StoreKind {
+    #[default]
+    Fs,
+    S3,
 }
 
 impl Default for TusArgs {
@@ -77,6 +89,7 @@ impl Default for TusArgs {
             upload_expiry: 86_400,
             idle_timeout: 30,
             max_uploads_per_client: 32,
+            store: StoreKind::Fs,
         }
     }
 }

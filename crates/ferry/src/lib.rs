@@ -10,14 +10,12 @@
 
 pub mod config;
 mod s3_signing;
+mod tus_store;
 mod ui;
-
-use std::sync::Arc;
 
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::get;
-use ferry_tus::store::fs::FsStore;
 use ferry_tus::{TusConfig, TusState};
 use tokio::net::TcpListener;
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
@@ -27,9 +25,9 @@ pub use config::{Cli, Command, ServeConfig};
 
 /// Builds the whole application for `config`.
 pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
-    let store = FsStore::open(config.data_dir.join("tus")).await?;
+    let store = tus_store::open(config).await?;
     let tus = TusState::new(
-        Arc::new(store),
+        store,
         TusConfig {
             base_path: "/files/".to_owned(),
             max_size: config.max_size,

@@ -7,6 +7,8 @@
 
 pub mod conformance;
 pub mod fs;
+#[cfg(feature = "s3")]
+pub mod s3;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,172 @@
+//! Appending to an s3 upload: fill part-sized buffers from the body, send each full one as a
+//! part, keep the rest as the tail object, and complete the multipart upload once the last
+//! byte is in.
+
+use reqwest::Method;
+use tokio::io::AsyncReadExt;
+
+use super::client::s3_error;
+use super::{Part, S3Store, State};
+use crate::id::UploadId;
+use crate::store::{BodyReader, StoreError};
+
+impl S3Store {
+    pub(super) async fn append(
+        &self,
+        id: &UploadId,
+        offset: u64,
+        body: BodyReader<'_>,
+    ) -> Result<u64, StoreError> {
+        let mut state = self.load(id).await?;
+        let current = state.offset();
+        if current != offset {
+            return Err(StoreError::OffsetMismatch {
+                sent: offset,
+                current,
+            });
+        }
+        if state.done {
+            return Ok(current);
+        }
+        let mut buf = self.read_tail(id, &state).await?;
+        buf.reserve(self.part_size.saturating_sub(buf.len()));
+        let mut failed = None;
+        loop {
+            let want = (self.part_size - buf.len()) as u64;
+            // Bytes read before an error stay in `buf` and are kept below.
+            let read = (&mut *body).take(want).read_to_end(&mut buf).await;
+            let full = buf.len() == self.part_size;
+            let more_expected = state
+                .info
+                .length
+                .is_none_or(|len| state.offset() - state.tail + (buf.len() as u64) < len);
+            if full && more_expected && read.is_ok() {
+                self.send_part(id, &mut state, std::mem::take(&mut buf))
+                    .await?;
+                continue;
+            }
+            if let Err(e) = read {
+                failed = Some(e);
+            }
+            break;
+        }
+        let total = state.offset() - state.tail + buf.len() as u64;
+        if state.info.length == Some(total) {
+            self.finish(id, &mut state, buf).await?;
+        } else if full_part(&buf, self.part_size) {
+            self.send_part(id, &mut state, buf).await?;
+        } else {
+            state.tail = buf.len() as u64;
+            if !buf.is_empty() {
+                self.client.put_bytes(&self.key(id, ".tail"), buf).await?;
+            }
+            self.save(id, &mut state).await?;
+        }
+        match failed {
+            Some(e) => Err(e.into()),
+            None => Ok(state.offset()),
+        }
+    }
+
+    /// The tail bytes recorded in `state` (the object may be longer after a crash).
+    pub(super) async fn read_tail(
+        &self,
+        id: &UploadId,
+        state: &State,
+    ) -> Result<Vec<u8>, StoreError> {
+        if state.tail == 0 {
+            return Ok(Vec::new());
+        }
+        let mut tail = self.client.get_bytes(&self.key(id, ".tail")).await?;
+        if (tail.len() as u64) < state.tail {
+            return Err(s3_error("tail", "shorter than recorded"));
+        }
+        tail.truncate(state.tail as usize);
+        Ok(tail)
+    }
+
+    /// Sends `bytes` as the next part and records it (the tail is now inside it).
+    async fn send_part(
+        &self,
+        id: &UploadId,
+        state: &mut State,
+        bytes: Vec<u8>,
+    ) -> Result<(), StoreError> {
+        let number = u16::try_from(state.parts.len() + 1)
+            .ok()
+            .filter(|n| *n <= 10_000)
+            .ok_or_else(|| s3_error("part", "more than 10,000 parts"))?;
+        let key = self.key(id, "");
+        let action = self.client.bucket.upload_part(
+            Some(&self.client.creds),
+            &key,
+            number,
+            &state.upload_id,
+        );
+        let size = bytes.len() as u64;
+        let res = self
+            .client
+            .send("upload part", Method::PUT, &action, Some(bytes.into()))
+            .await?;
+        let etag = res
+            .headers()
+            .get("etag")
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| s3_error("upload part", "no ETag"))?
+            .to_owned();
+        state.parts.push(Part { number, etag, size });
+        state.tail = 0;
+        self.save(id, state).await
+    }
+
+    /// Sends the last bytes and completes the object. A 0-byte upload has no parts, which S3
+    /// refuses to complete: it becomes an empty object and the multipart upload is aborted.
+    pub(super) async fn finish(
+        &self,
+        id: &UploadId,
+        state: &mut State,
+        last: Vec<u8>,
+    ) -> Result<(), StoreError> {
+        let key = self.key(id, "");
+        if state.parts.is_empty() && last.is_empty() {
+            self.client.put_bytes(&key, Vec::new()).await?;
+            let abort = self.client.bucket.abort_multipart_upload(
+                Some(&self.client.creds),
+                &key,
+                &state.upload_id,
+            );
+            if let Err(e) = self
+                .client
+                .send("abort", Method::DELETE, &abort, None)
+                .await
+            {
+                tracing::warn!(upload = %id, error = %e, "cannot abort empty multipart upload");
+            }
+        } else {
+            if !last.is_empty() {
+                self.send_part(id, state, last).await?;
+            }
+            let etags: Vec<&str> = state.parts.iter().map(|p| p.etag.as_str()).collect();
+            let action = self.client.bucket.complete_multipart_upload(
+                Some(&self.client.creds),
+                &key,
+                &state.upload_id,
+                etags.into_iter(),
+            );
+            let url = rusty_s3::S3Action::sign(&action, std::time::Duration::from_secs(900));
+            let body = action.body();
+            self.client
+                .send_url("complete", Method::POST, url, Some(body.into()))
+                .await?;
+        }
+        state.done = true;
+        state.tail = 0;
+        self.save(id, state).await?;
+        self.client.delete(&self.key(id, ".tail")).await
+    }
+}
+
+/// A buffer exactly one part long, which can go as a part even when more may follow.
+fn full_part(buf: &[u8], part_size: usize) -> bool {
+    buf.len() == part_size
+}
