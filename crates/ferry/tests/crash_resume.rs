@@ -72,7 +72,10 @@ async fn kill_9_mid_patch_then_resume_is_byte_exact() {
         .await
         .expect("create");
     assert_eq!(res.status(), 201);
-    let location = res.headers()["location"].to_str().expect("ascii").to_owned();
+    let location = res.headers()["location"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
     let id = location.rsplit('/').next().expect("id").to_owned();
     let on_disk = data.path().join("tus").join(&id);
 
@@ -123,7 +126,10 @@ async fn kill_9_mid_patch_then_resume_is_byte_exact() {
     assert!(offset >= 1 << 20 && offset <= 10 << 20, "offset {offset}");
     let stored = std::fs::read(&on_disk).expect("data file");
     assert_eq!(stored.len(), offset);
-    assert!(stored == bytes[..offset], "stored prefix differs from the sent bytes");
+    assert!(
+        stored == bytes[..offset],
+        "stored prefix differs from the sent bytes"
+    );
 
     let res = client
         .patch(&url)
