@@ -109,7 +109,7 @@ fn check_url(policy: &IpPolicy, url: &Url) -> Result<(), UrlRefused> {
         None => Err(UrlRefused::NoHost),
         Some(Host::Ipv4(ip)) if !policy.allows(ip.into()) => Err(UrlRefused::Address),
         Some(Host::Ipv6(ip)) if !policy.allows(ip.into()) => Err(UrlRefused::Address),
-        Some(Host::Domain(d)) if d.is_empty() => Err(UrlRefused::NoHost),
+        Some(Host::Domain("")) => Err(UrlRefused::NoHost),
         Some(_) => Ok(()),
     }
 }

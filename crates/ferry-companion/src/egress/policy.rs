@@ -54,10 +54,11 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
     if seg[0] & 0xe000 != 0x2000 {
         return false;
     }
-    let special = (seg[0] == 0x2001 && seg[1] == 0x0db8) // documentation
-        || (seg[0] == 0x2001 && seg[1] < 0x0200) // IETF protocol assignments, incl. Teredo
-        || (seg[0] == 0x3fff && seg[1] < 0x1000); // documentation (RFC 9637)
-    !special
+    // 2001:db8::/32 documentation; 2001::/23 IETF assignments (incl. Teredo 2001::/32);
+    // 3fff::/20 documentation (RFC 9637).
+    let ietf = seg[0] == 0x2001 && (seg[1] == 0x0db8 || seg[1] < 0x0200);
+    let doc = seg[0] == 0x3fff && seg[1] < 0x1000;
+    !(ietf || doc)
 }
 
 /// The IPv4 address embedded in an IPv4-mapped, IPv4-compatible, NAT64 or 6to4 address.

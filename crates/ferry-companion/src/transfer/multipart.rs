@@ -9,6 +9,7 @@ use futures_util::StreamExt;
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 
 use super::request::Destination;
 use super::{Ctx, Done, Fail, source};
@@ -36,7 +37,15 @@ impl MultipartDest {
         let total = feeder.total;
         ctx.progress.set_total(total.or(ctx.req.size));
         let failure = Arc::new(std::sync::Mutex::new(None));
-        let body = source::body(Arc::new(Mutex::new(feeder)), u64::MAX, failure.clone());
+        // Ends the body when this attempt is dropped (pause, cancel, stall).
+        let stop = CancellationToken::new();
+        let _stop_on_drop = stop.clone().drop_guard();
+        let body = source::body(
+            Arc::new(Mutex::new(feeder)),
+            u64::MAX,
+            failure.clone(),
+            stop.clone(),
+        );
         let client = ctx.state.destinations().client();
         let mut req = if *put {
             client.put(endpoint.clone())

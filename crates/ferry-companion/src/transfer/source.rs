@@ -11,6 +11,7 @@ use futures_util::{StreamExt, TryStreamExt};
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_LENGTH, CONTENT_RANGE, RANGE};
 use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 
 use super::{Ctx, Fail, Progress};
 
@@ -173,32 +174,40 @@ impl Feeder {
 }
 
 /// A request body streaming at most `limit` bytes from `feeder`. A source failure is recorded in
-/// `failure` (the body just errors, which aborts the request).
+/// `failure` (the body just errors, which aborts the request). The body also errors when `stop`
+/// is cancelled: the HTTP client drives a request body on its own connection task, so dropping
+/// the request future alone would leave a paused or cancelled upload open at the destination.
 pub fn body(
     feeder: Arc<Mutex<Feeder>>,
     limit: u64,
     failure: Arc<std::sync::Mutex<Option<Fail>>>,
+    stop: CancellationToken,
 ) -> reqwest::Body {
-    let stream = futures_util::stream::unfold(
-        (feeder, limit, failure),
-        |(feeder, left, failure)| async move {
-            let next = feeder.lock().await.next(left).await;
-            match next {
-                Ok(Some(chunk)) => {
-                    let left = left - chunk.len() as u64;
-                    Some((Ok::<Bytes, std::io::Error>(chunk), (feeder, left, failure)))
-                }
-                Ok(None) => None,
-                Err(fail) => {
-                    let message = fail.to_string();
-                    if let Ok(mut slot) = failure.lock() {
-                        *slot = Some(fail);
-                    }
-                    Some((Err(std::io::Error::other(message)), (feeder, 0, failure)))
-                }
+    let state = (feeder, limit, failure, stop);
+    let stream = futures_util::stream::unfold(state, |(feeder, left, failure, stop)| async move {
+        let next = tokio::select! {
+            next = async { feeder.lock().await.next(left).await } => next,
+            () = stop.cancelled() => Err(Fail::Cancelled),
+        };
+        match next {
+            Ok(Some(chunk)) => {
+                let left = left - chunk.len() as u64;
+                let state = (feeder, left, failure, stop);
+                Some((Ok::<Bytes, std::io::Error>(chunk), state))
             }
-        },
-    );
+            Ok(None) => None,
+            Err(fail) => {
+                let message = fail.to_string();
+                if let Ok(mut slot) = failure.lock() {
+                    *slot = Some(fail);
+                }
+                Some((
+                    Err(std::io::Error::other(message)),
+                    (feeder, 0, failure, stop),
+                ))
+            }
+        }
+    });
     reqwest::Body::wrap_stream(stream)
 }
 

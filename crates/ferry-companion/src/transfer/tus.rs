@@ -8,6 +8,7 @@ use base64::Engine as _;
 use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use reqwest::{Response, StatusCode};
 use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use super::source::{self, Feeder};
@@ -99,7 +100,15 @@ impl TusDest {
             }
             let len = total.map(|t| (t - position).min(chunk));
             let failure = Arc::new(std::sync::Mutex::new(None));
-            let body = source::body(feeder.clone(), len.unwrap_or(chunk), failure.clone());
+            // Ends the body when this attempt is dropped (pause, cancel, stall).
+            let stop = CancellationToken::new();
+            let _stop_on_drop = stop.clone().drop_guard();
+            let body = source::body(
+                feeder.clone(),
+                len.unwrap_or(chunk),
+                failure.clone(),
+                stop.clone(),
+            );
             let length = if announce { total } else { None };
             announce &= length.is_none();
             let sent = self.patch(ctx, url, position, length, body, len).await;
