@@ -185,6 +185,12 @@ describe('tus', () => {
 describe('tus bookkeeping', () => {
   test('removing a file mid-upload terminates it on the server', async () => {
     const p = await openPage();
+    const deletes: { url: string; status: Promise<number> }[] = [];
+    p.on('request', (req) => {
+      if (req.method() === 'DELETE') {
+        deletes.push({ url: req.url(), status: req.response().then((r) => r?.status() ?? 0) });
+      }
+    });
     // No throttling here: a throttled, aborted request can linger in Chromium and hold the
     // upload's lock; many small chunks leave time to remove the file mid-upload instead.
     const url = await p.evaluate(async () => {
@@ -219,6 +225,10 @@ describe('tus bookkeeping', () => {
         return 0;
       }
     };
+    // The engine sent the tus termination for this upload...
+    expect(deletes.map((d) => d.url)).toEqual([url]);
+    expect(await deletes[0]?.status).toBe(204);
+    // ...and the server no longer knows it.
     await expect.poll(status, { timeout: 15_000, interval: 1000 }).toBe(404);
     await p.close();
   });

@@ -27,9 +27,8 @@ export async function runBundle(uploader: Uploader, ids: string[], host: BundleH
   const controller = new AbortController();
   const release = await host.limiter.acquire(controller.signal);
   try {
-    const at = Date.now();
+    host.dispatch({ type: 'start', ids, at: Date.now() });
     for (const id of ids) {
-      host.dispatch({ type: 'start', id, at });
       const file = host.getFile(id);
       if (file) host.emit('upload-start', file);
     }

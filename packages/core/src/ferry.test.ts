@@ -254,6 +254,20 @@ describe('uploading', () => {
     expect(pauses).toEqual([true, false]);
   });
 
+  test('files that start together start in one state change', async () => {
+    make();
+    ferry.addFiles(Array.from({ length: 1000 }, (_, i) => ({ name: `f${i}`, data: blob(1) })));
+    let changes = 0;
+    ferry.subscribe(() => {
+      changes += 1;
+    });
+    void ferry.upload();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(uploader.calls).toHaveLength(1000);
+    expect(changes).toBe(1);
+    expect(ferry.getFiles().every((f) => f.state === 'uploading')).toBe(true);
+  });
+
   test('the limit is shared across files', async () => {
     make({ limit: 2 });
     ferry.addFiles(Array.from({ length: 5 }, (_, i) => ({ name: `f${i}`, data: blob(1) })));

@@ -30,8 +30,8 @@ describe('reduce', () => {
 
   test('progress and success update percentage and total progress by size, incrementally', () => {
     let s = reduce(initialState, { type: 'add', files: [file('a', 100), file('b', 300), file('c', 600)] });
-    s = reduce(s, { type: 'start', id: 'a', at: 1 });
-    s = reduce(s, { type: 'start', id: 'b', at: 2 });
+    s = reduce(s, { type: 'start', ids: ['a'], at: 1 });
+    s = reduce(s, { type: 'start', ids: ['b'], at: 2 });
     expect(s.files.a?.state).toBe('uploading');
     expect(s.files.a?.progress.uploadStarted).toBe(1);
     s = reduce(s, { type: 'progress', updates: [{ id: 'a', bytesUploaded: 50, bytesTotal: 100 }] });
@@ -49,8 +49,8 @@ describe('reduce', () => {
 
   test('a progress batch updates several files in one state and skips files not uploading', () => {
     let s = reduce(initialState, { type: 'add', files: [file('a', 10), file('b', 10), file('c', 10)] });
-    s = reduce(s, { type: 'start', id: 'a', at: 1 });
-    s = reduce(s, { type: 'start', id: 'b', at: 1 });
+    s = reduce(s, { type: 'start', ids: ['a'], at: 1 });
+    s = reduce(s, { type: 'start', ids: ['b'], at: 1 });
     const before = s;
     s = reduce(s, {
       type: 'progress',
@@ -94,7 +94,7 @@ describe('reduce', () => {
   });
 
   test('actions on unknown files return the same state', () => {
-    expect(reduce(initialState, { type: 'start', id: 'nope', at: 0 })).toBe(initialState);
+    expect(reduce(initialState, { type: 'start', ids: ['nope'], at: 0 })).toBe(initialState);
     expect(reduce(initialState, { type: 'remove', ids: ['nope'] })).toBe(initialState);
     expect(reduce(initialState, { type: 'patch', id: 'nope', patch: { preview: 'x' } })).toBe(initialState);
   });

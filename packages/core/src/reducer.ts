@@ -35,7 +35,7 @@ export type Action =
   | { type: 'add'; files: FerryFile[] }
   | { type: 'remove'; ids: string[] }
   | { type: 'set-state'; ids: string[]; state: FileState }
-  | { type: 'start'; id: string; at: number }
+  | { type: 'start'; ids: string[]; at: number }
   | { type: 'progress'; updates: ProgressUpdate[] }
   | { type: 'processing'; id: string; phase: 'preprocess' | 'postprocess'; progress: ProcessingProgress | undefined }
   | { type: 'success'; id: string; response: UploadResponse }
@@ -98,7 +98,7 @@ export function reduce(state: FerryState, action: Action): FerryState {
         f.state === action.state ? f : { ...f, state: action.state, isPaused: action.state === 'paused', error: null },
       );
     case 'start':
-      return updateMany(state, [action.id], (f) => ({
+      return updateMany(state, action.ids, (f) => ({
         ...f,
         state: 'uploading',
         isPaused: false,
