@@ -52,6 +52,10 @@ pub struct ServeConfig {
     /// Options of the tus endpoint at /files/.
     #[command(flatten)]
     pub tus: TusArgs,
+
+    /// Options of the companion routes (link import, transfers, progress socket).
+    #[command(flatten)]
+    pub companion: crate::companion::CompanionArgs,
 }
 
 /// Options of the tus endpoint.

@@ -3,11 +3,14 @@
 //!
 //! # Layout
 //!
-//! - [`config`]: flags and environment.
+//! - [`config`]: flags and environment; [`companion`]: the companion's options;
+//!   [`compat`]: Companion's `COMPANION_*` environment names mapped onto Ferry's.
 //! - [`ui`]: the static web page at `/`.
 //! - `s3_signing`: `--s3-*` options -> the companion's `/s3/*` signing routes.
 //! - [`app`] builds the router; [`serve`] runs it on a listener until shutdown.
 
+pub mod companion;
+pub mod compat;
 pub mod config;
 mod s3_signing;
 mod tus_store;
@@ -51,8 +54,14 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
         .route("/health", get(|| async { (StatusCode::OK, "ok\n") }))
         .merge(ferry_tus::router(tus))
         .merge(ferry_form::router(form))
-        .merge(ferry_companion::router(Default::default()))
-        .merge(s3_signing::router(&config.s3)?)
+        .merge(
+            ferry_companion::router(config.companion.to_config(config.listen))
+                .map_err(std::io::Error::other)?,
+        )
+        .merge(s3_signing::router_with_cors(
+            &config.s3,
+            &config.companion.cors_origins,
+        )?)
         .merge(ui::router(&config.ui_dir()))
         .layer(
             // One line per request, at info: method, path, status, latency.

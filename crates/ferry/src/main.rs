@@ -13,7 +13,13 @@ async fn main() -> std::process::ExitCode {
                 .unwrap_or_else(|_| EnvFilter::new("info,tower_http=info")),
         )
         .init();
-    let Cli { command } = Cli::parse();
+    // Companion's COMPANION_* variables, where the FERRY_* one is unset (see compat.rs).
+    let (args, used) =
+        ferry::compat::args_with_env(std::env::args_os().collect(), |k| std::env::var(k).ok());
+    for name in used {
+        tracing::warn!(variable = name, "using Companion's environment variable");
+    }
+    let Cli { command } = Cli::parse_from(args);
     let Command::Serve(config) = command;
     let listener = match TcpListener::bind(config.listen).await {
         Ok(l) => l,

@@ -27,6 +27,7 @@ async fn start(ui_dir: Option<std::path::PathBuf>) -> Running {
         max_size: None,
         s3: Default::default(),
         tus: Default::default(),
+        companion: Default::default(),
     };
     let task = tokio::spawn(async move {
         ferry::serve(&config, listener, std::future::pending())

@@ -1,0 +1,101 @@
+//! `ferry serve`'s companion options (`--allow-local-urls`, `--upload-urls`, ...) and their
+//! translation into the companion library's settings.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use clap::Args;
+use ferry_companion::CompanionConfig;
+
+/// Options of the companion routes (link import, remote transfers, progress socket).
+#[derive(Clone, Default, Args)]
+pub struct CompanionArgs {
+    /// Let link imports reach loopback, private, link-local and other non-public addresses.
+    #[arg(long, env = "FERRY_ALLOW_LOCAL_URLS")]
+    pub allow_local_urls: bool,
+
+    /// Allowed transfer destinations, comma-separated origins or origin + path prefixes
+    /// (e.g. `https://up.example.com/files/`) [default: this server's /files/ and /upload].
+    #[arg(long, env = "FERRY_UPLOAD_URLS", value_delimiter = ',')]
+    pub upload_urls: Vec<String>,
+
+    /// Browser origins allowed to call the companion routes, comma-separated (`*`: any).
+    #[arg(long, env = "FERRY_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
+
+    /// Secret shared by all instances (sealed provider tokens); never logged.
+    #[arg(long, env = "FERRY_SECRET", hide_env_values = true)]
+    pub secret: Option<String>,
+
+    /// Largest file a link import may transfer, in bytes (no limit when unset).
+    #[arg(long, env = "FERRY_MAX_FILE_SIZE")]
+    pub max_file_size: Option<u64>,
+
+    /// Seconds a transfer waits for its progress socket before it is dropped.
+    #[arg(long, env = "FERRY_SOCKET_WAIT", default_value_t = 60)]
+    pub socket_wait: u64,
+
+    /// Seconds without progress after which a transfer fails as stalled.
+    #[arg(long, env = "FERRY_STALL_TIMEOUT", default_value_t = 30)]
+    pub stall_timeout: u64,
+
+    /// This server's public URL (e.g. `https://files.example.com`), whose /files/ and /upload
+    /// are allowed destinations by default [default: the listen address].
+    #[arg(long, env = "FERRY_PUBLIC_URL")]
+    pub public_url: Option<String>,
+}
+
+impl std::fmt::Debug for CompanionArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompanionArgs")
+            .field("allow_local_urls", &self.allow_local_urls)
+            .field("upload_urls", &self.upload_urls)
+            .field("cors_origins", &self.cors_origins)
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .field("max_file_size", &self.max_file_size)
+            .field("socket_wait", &self.socket_wait)
+            .field("stall_timeout", &self.stall_timeout)
+            .field("public_url", &self.public_url)
+            .finish()
+    }
+}
+
+impl CompanionArgs {
+    /// The library settings, for a server listening on `listen`.
+    pub fn to_config(&self, listen: SocketAddr) -> CompanionConfig {
+        CompanionConfig {
+            allow_local_urls: self.allow_local_urls,
+            upload_urls: self.upload_urls.clone(),
+            own_origins: own_origins(self.public_url.as_deref(), listen),
+            cors_origins: self.cors_origins.clone(),
+            max_file_size: self.max_file_size,
+            socket_wait: Duration::from_secs(self.socket_wait),
+            stall_timeout: Duration::from_secs(self.stall_timeout.max(1)),
+            secret: self.secret.clone(),
+            ..CompanionConfig::default()
+        }
+    }
+}
+
+/// The origins under which this server reaches itself: the public URL, and the listen address
+/// (with `localhost` beside a loopback address, and loopback for a wildcard address).
+fn own_origins(public_url: Option<&str>, listen: SocketAddr) -> Vec<String> {
+    let mut out: Vec<String> = public_url
+        .map(|u| u.trim_end_matches('/').to_owned())
+        .into_iter()
+        .collect();
+    let port = listen.port();
+    let ip = listen.ip();
+    if ip.is_unspecified() || ip.is_loopback() {
+        out.push(format!("http://localhost:{port}"));
+        out.push(format!("http://127.0.0.1:{port}"));
+        out.push(format!("http://[::1]:{port}"));
+    }
+    if !ip.is_unspecified() && !ip.is_loopback() {
+        out.push(match ip {
+            IpAddr::V4(v4) => format!("http://{v4}:{port}"),
+            IpAddr::V6(v6) => format!("http://[{v6}]:{port}"),
+        });
+    }
+    out
+}
