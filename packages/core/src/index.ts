@@ -9,6 +9,14 @@
  * policy), `stall.ts` (stall timer), `online.ts` (online watcher), `progress-batcher.ts`
  * (progress throttle), `uploader.ts` (the uploader seam), `uploaders/` (tus, xhr...).
  */
+export {
+  RemoteUploader,
+  type RemoteUploaderOptions,
+  type SocketFactory,
+  type SocketLike,
+  type UrlMeta,
+  urlMeta,
+} from './companion/remote.ts';
 export { Emitter } from './emitter.ts';
 export type { FerryEvents } from './events.ts';
 export { Ferry, type FerryOptions, type Processor } from './ferry.ts';

@@ -1,0 +1,210 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { FerryFile } from '../types.ts';
+import type { AbortReason, UploadContext } from '../uploader.ts';
+import { RemoteUploader, type SocketLike, urlMeta } from './remote.ts';
+
+class FakeSocket implements SocketLike {
+  onopen: ((ev: unknown) => void) | null = null;
+  onmessage: ((ev: { data: unknown }) => void) | null = null;
+  onerror: ((ev: unknown) => void) | null = null;
+  onclose: ((ev: unknown) => void) | null = null;
+  readyState = 0;
+  sent: unknown[] = [];
+  closed = false;
+  constructor(readonly url: string) {}
+  send(data: string) {
+    this.sent.push(JSON.parse(data));
+  }
+  close() {
+    this.closed = true;
+    this.readyState = 3;
+  }
+  open() {
+    this.readyState = 1;
+    this.onopen?.({});
+  }
+  frame(f: unknown) {
+    this.onmessage?.({ data: JSON.stringify(f) });
+  }
+}
+
+function remoteFile(extra: Partial<FerryFile> = {}): FerryFile {
+  return {
+    id: 'f1',
+    name: 'cat.png',
+    type: 'image/png',
+    size: 100,
+    meta: { caption: 'hi' },
+    isRemote: true,
+    data: null,
+    remote: {
+      companionUrl: 'http://companion.test/',
+      url: 'https://x.test/cat.png',
+      body: { url: 'https://x.test/cat.png' },
+    },
+    ...extra,
+  } as unknown as FerryFile;
+}
+
+function setup() {
+  const sockets: FakeSocket[] = [];
+  const fetchMock = vi.fn(async () => new Response(JSON.stringify({ token: 'tok123' }), { status: 200 }));
+  const uploader = new RemoteUploader({
+    endpoint: 'http://dest.test/files/',
+    fetch: fetchMock as unknown as typeof fetch,
+    socket: (url) => {
+      const s = new FakeSocket(url);
+      sockets.push(s);
+      return s;
+    },
+  });
+  const controller = new AbortController();
+  let reason: AbortReason | undefined;
+  const progress: Array<[number, number | null]> = [];
+  const patches: unknown[] = [];
+  const ctx: UploadContext = {
+    signal: controller.signal,
+    onProgress: (a, b) => progress.push([a, b]),
+    patchFile: (p) => patches.push(p),
+    reason: () => reason,
+    isOnline: () => true,
+    i18n: (k) => (k === 'companionError' ? 'Connection with Companion failed' : k),
+  };
+  const abort = (r: AbortReason) => {
+    reason = r;
+    controller.abort();
+  };
+  return { uploader, sockets, fetchMock, ctx, progress, patches, abort };
+}
+
+const flush = () => new Promise((r) => setTimeout(r, 0));
+
+describe('RemoteUploader', () => {
+  it('posts the upload body, follows the socket and resolves on success', async () => {
+    const t = setup();
+    const done = t.uploader.upload(remoteFile(), t.ctx);
+    await flush();
+    expect(t.fetchMock).toHaveBeenCalledTimes(1);
+    const [url, init] = t.fetchMock.mock.calls[0] as unknown as [string, RequestInit];
+    expect(url).toBe('http://companion.test/url/get');
+    expect(JSON.parse(String(init.body))).toEqual({
+      url: 'https://x.test/cat.png',
+      fileId: 'f1',
+      protocol: 'tus',
+      endpoint: 'http://dest.test/files/',
+      size: 100,
+      metadata: { caption: 'hi', name: 'cat.png', type: 'image/png' },
+      headers: {},
+    });
+    expect(t.patches).toEqual([{ serverToken: 'tok123' }]);
+    const s = t.sockets[0];
+    expect(s?.url).toBe('ws://companion.test/api/tok123');
+    s?.open();
+    s?.frame({ action: 'progress', payload: { progress: '40.00', bytesUploaded: 40, bytesTotal: 100 } });
+    s?.frame({ action: 'progress', payload: { progress: '0.00', bytesUploaded: 7, bytesTotal: 0 } });
+    s?.frame({ action: 'success', payload: { complete: true, url: 'http://dest.test/files/abc' } });
+    await expect(done).resolves.toEqual({ uploadURL: 'http://dest.test/files/abc', status: 200 });
+    expect(t.progress).toEqual([
+      [40, 100],
+      [7, null],
+    ]);
+    expect(s?.closed).toBe(true);
+  });
+
+  it('parses a multipart answer', async () => {
+    const t = setup();
+    const done = t.uploader.upload(remoteFile(), t.ctx);
+    await flush();
+    t.sockets[0]?.open();
+    t.sockets[0]?.frame({
+      action: 'success',
+      payload: { complete: true, url: '/upload/1', response: { responseText: '{"url":"/upload/1"}', status: 201 } },
+    });
+    await expect(done).resolves.toEqual({ uploadURL: '/upload/1', body: { url: '/upload/1' }, status: 201 });
+  });
+
+  it('rejects with the error frame message', async () => {
+    const t = setup();
+    const done = t.uploader.upload(remoteFile(), t.ctx);
+    await flush();
+    t.sockets[0]?.open();
+    t.sockets[0]?.frame({
+      action: 'error',
+      payload: { error: { message: 'Upload stalled for 30 seconds, aborting.' } },
+    });
+    await expect(done).rejects.toThrow('Upload stalled for 30 seconds, aborting.');
+  });
+
+  it('maps pause to the pause action and resumes on the same token', async () => {
+    const t = setup();
+    const first = t.uploader.upload(remoteFile(), t.ctx);
+    await flush();
+    t.sockets[0]?.open();
+    t.abort('pause');
+    await expect(first).rejects.toThrow();
+    expect(t.sockets[0]?.sent).toEqual([{ action: 'pause', payload: {} }]);
+    const t2 = setup();
+    const second = t2.uploader.upload(remoteFile({ serverToken: 'tok123' }), t2.ctx);
+    await flush();
+    expect(t2.fetchMock).not.toHaveBeenCalled();
+    const s = t2.sockets[0];
+    expect(s?.url).toBe('ws://companion.test/api/tok123');
+    s?.open();
+    expect(s?.sent).toEqual([{ action: 'resume', payload: {} }]);
+    s?.frame({ action: 'success', payload: { complete: true, url: 'u' } });
+    await expect(second).resolves.toMatchObject({ uploadURL: 'u' });
+  });
+
+  it('maps cancel and remove to the cancel action', async () => {
+    for (const reason of ['cancel', 'remove'] as const) {
+      const t = setup();
+      const run = t.uploader.upload(remoteFile(), t.ctx);
+      await flush();
+      t.sockets[0]?.open();
+      t.abort(reason);
+      await expect(run).rejects.toThrow();
+      expect(t.sockets[0]?.sent).toEqual([{ action: 'cancel', payload: {} }]);
+    }
+  });
+
+  it('reports a refused request with the companion message and status', async () => {
+    const t = setup();
+    t.fetchMock.mockResolvedValueOnce(
+      new Response(JSON.stringify({ message: 'no destination specified' }), { status: 400 }),
+    );
+    await expect(t.uploader.upload(remoteFile(), t.ctx)).rejects.toMatchObject({
+      message: 'no destination specified',
+      status: 400,
+      retryable: false,
+    });
+  });
+
+  it('uses the provider route for provider files', async () => {
+    const t = setup();
+    const file = remoteFile({
+      remote: { companionUrl: 'http://companion.test', providerName: 'drive', body: { id: 'a/b' } },
+    } as Partial<FerryFile>);
+    const run = t.uploader.upload(file, t.ctx);
+    await flush();
+    expect((t.fetchMock.mock.calls[0] as unknown as [string])[0]).toBe('http://companion.test/drive/get/a%2Fb');
+    t.sockets[0]?.open();
+    t.sockets[0]?.frame({ action: 'success', payload: { url: 'x' } });
+    await run;
+  });
+});
+
+describe('urlMeta', () => {
+  it('returns the meta or throws the companion message', async () => {
+    const ok = vi.fn(async () => new Response(JSON.stringify({ name: 'a.txt', type: 'text/plain', size: null })));
+    await expect(urlMeta('http://c.test/', 'https://x/a.txt', ok as unknown as typeof fetch)).resolves.toEqual({
+      name: 'a.txt',
+      type: 'text/plain',
+      size: null,
+    });
+    expect((ok.mock.calls[0] as unknown as [string])[0]).toBe('http://c.test/url/meta');
+    const bad = vi.fn(async () => new Response(JSON.stringify({ message: 'URL not allowed' }), { status: 400 }));
+    await expect(urlMeta('http://c.test', 'http://127.0.0.1/', bad as unknown as typeof fetch)).rejects.toThrow(
+      'URL not allowed',
+    );
+  });
+});

@@ -1,0 +1,215 @@
+/**
+ * Companion client: `urlMeta()` asks a companion what is behind a link; `RemoteUploader` runs
+ * the transfer of an `isRemote` file through the companion (`POST /url/get` or
+ * `/{provider}/get/{id}` -> `{token}`, then the progress socket `/api/{token}`), mapping the
+ * engine's pause / cancel onto the socket's `pause` / `resume` / `cancel` actions. Wire shapes
+ * are Uppy Companion's, so this works against `ferry` and against a stock Companion.
+ */
+
+import type { FerryFile } from '../types.ts';
+import { type UploadContext, type Uploader, UploaderError, type UploadResult } from '../uploader.ts';
+
+/** What `POST /url/meta` answers. */
+export interface UrlMeta {
+  name: string;
+  type: string;
+  size: number | null;
+}
+
+type FetchLike = typeof fetch;
+
+/** The minimal WebSocket surface used (injectable for tests). */
+export interface SocketLike {
+  onopen: ((ev: unknown) => void) | null;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onerror: ((ev: unknown) => void) | null;
+  onclose: ((ev: unknown) => void) | null;
+  readonly readyState: number;
+  send(data: string): void;
+  close(): void;
+}
+
+export type SocketFactory = (url: string) => SocketLike;
+
+function base(companionUrl: string): string {
+  return companionUrl.replace(/\/+$/, '');
+}
+
+/** Asks the companion at `companionUrl` for the name, type and size of `url`. */
+export async function urlMeta(companionUrl: string, url: string, fetchImpl: FetchLike = fetch): Promise<UrlMeta> {
+  const res = await fetchImpl(`${base(companionUrl)}/url/meta`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ url }),
+  });
+  const body = (await res.json().catch(() => ({}))) as Partial<UrlMeta> & { message?: string };
+  if (!res.ok)
+    throw new UploaderError(body.message ?? 'Failed to fetch the file', { status: res.status, retryable: false });
+  return { name: body.name ?? 'untitled', type: body.type ?? '', size: body.size ?? null };
+}
+
+/** Where the companion sends the bytes, in Companion's upload-body fields. */
+export interface RemoteUploaderOptions {
+  /** `tus` (default) or `multipart`. */
+  protocol?: 'tus' | 'multipart';
+  /** The destination: a tus creation URL or a form endpoint (resolved against the page). */
+  endpoint: string;
+  fieldname?: string;
+  httpMethod?: 'POST' | 'PUT';
+  useFormData?: boolean;
+  /** Headers the companion forwards to the destination. */
+  headers?: Record<string, string>;
+  fetch?: FetchLike;
+  socket?: SocketFactory;
+}
+
+interface Frame {
+  action?: string;
+  payload?: {
+    progress?: string;
+    bytesUploaded?: number;
+    bytesTotal?: number;
+    url?: string;
+    response?: { responseText?: string; status?: number };
+    error?: { message?: string };
+  };
+}
+
+/** Uploads remote files through their companion. */
+export class RemoteUploader implements Uploader {
+  readonly #options: RemoteUploaderOptions;
+
+  constructor(options: RemoteUploaderOptions) {
+    this.#options = options;
+  }
+
+  async upload(file: FerryFile, ctx: UploadContext): Promise<UploadResult> {
+    const remote = file.remote;
+    if (!remote) throw new UploaderError('Connection with Companion failed', { retryable: false });
+    const resuming = file.serverToken !== undefined;
+    const token = file.serverToken ?? (await this.#start(file, ctx));
+    if (!resuming) ctx.patchFile({ serverToken: token });
+    return this.#follow(base(remote.companionUrl), token, resuming, ctx);
+  }
+
+  /** Cancels the server-side transfer of a file that is not running (removed while paused). */
+  async cancel(file: FerryFile): Promise<void> {
+    if (!file.remote || file.serverToken === undefined) return;
+    const socket = this.#open(base(file.remote.companionUrl), file.serverToken);
+    await new Promise<void>((resolve) => {
+      socket.onopen = () => {
+        socket.send(JSON.stringify({ action: 'cancel', payload: {} }));
+        socket.close();
+        resolve();
+      };
+      socket.onerror = () => resolve();
+    });
+  }
+
+  async #start(file: FerryFile, ctx: UploadContext): Promise<string> {
+    const remote = file.remote;
+    if (!remote) throw new UploaderError('Connection with Companion failed', { retryable: false });
+    const o = this.#options;
+    const endpoint = typeof location === 'undefined' ? o.endpoint : new URL(o.endpoint, location.href).href;
+    const body = {
+      ...remote.body,
+      fileId: file.id,
+      protocol: o.protocol ?? 'tus',
+      endpoint,
+      size: file.size,
+      metadata: { ...file.meta, name: file.name, type: file.type },
+      headers: o.headers ?? {},
+      ...(o.fieldname ? { fieldname: o.fieldname } : {}),
+      ...(o.httpMethod ? { httpMethod: o.httpMethod } : {}),
+      ...(o.useFormData !== undefined ? { useFormData: o.useFormData } : {}),
+    };
+    const path = remote.providerName
+      ? `/${remote.providerName}/get/${encodeURIComponent(String(remote.body.id ?? ''))}`
+      : '/url/get';
+    let res: Response;
+    try {
+      res = await (o.fetch ?? fetch)(`${base(remote.companionUrl)}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(body),
+        signal: ctx.signal,
+      });
+    } catch (cause) {
+      throw new UploaderError(ctx.i18n('companionError'), { cause });
+    }
+    const answer = (await res.json().catch(() => ({}))) as { token?: string; message?: string };
+    if (!res.ok || !answer.token) {
+      throw new UploaderError(answer.message ?? ctx.i18n('companionError'), {
+        status: res.status,
+        retryable: res.status >= 500 || res.status === 429,
+      });
+    }
+    return answer.token;
+  }
+
+  #open(companion: string, token: string): SocketLike {
+    const url = `${companion.replace(/^http/, 'ws')}/api/${token}`;
+    return this.#options.socket ? this.#options.socket(url) : (new WebSocket(url) as unknown as SocketLike);
+  }
+
+  #follow(companion: string, token: string, resuming: boolean, ctx: UploadContext): Promise<UploadResult> {
+    const socket = this.#open(companion, token);
+    const send = (action: string) => {
+      if (socket.readyState === 1) socket.send(JSON.stringify({ action, payload: {} }));
+    };
+    return new Promise<UploadResult>((resolve, reject) => {
+      let settled = false;
+      const finish = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        ctx.signal.removeEventListener('abort', onAbort);
+        socket.close();
+        fn();
+      };
+      const onAbort = () => {
+        send(ctx.reason() === 'pause' ? 'pause' : 'cancel');
+        finish(() => reject(new UploaderError('aborted', { retryable: false })));
+      };
+      if (ctx.signal.aborted) {
+        onAbort();
+        return;
+      }
+      ctx.signal.addEventListener('abort', onAbort);
+      socket.onopen = () => {
+        if (resuming) send('resume');
+      };
+      socket.onerror = () => finish(() => reject(new UploaderError(ctx.i18n('companionError'))));
+      socket.onclose = () => finish(() => reject(new UploaderError(ctx.i18n('companionError'))));
+      socket.onmessage = (ev) => {
+        let frame: Frame;
+        try {
+          frame = JSON.parse(String(ev.data)) as Frame;
+        } catch {
+          return;
+        }
+        const p = frame.payload ?? {};
+        if (frame.action === 'progress') {
+          ctx.onProgress(p.bytesUploaded ?? 0, p.bytesTotal ? p.bytesTotal : null);
+        } else if (frame.action === 'success') {
+          const text = p.response?.responseText;
+          let parsed: unknown;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            parsed = text;
+          }
+          finish(() =>
+            resolve({
+              ...(p.url ? { uploadURL: p.url } : {}),
+              ...(parsed !== undefined ? { body: parsed } : {}),
+              status: p.response?.status ?? 200,
+            }),
+          );
+        } else if (frame.action === 'error') {
+          const message = p.error?.message ?? ctx.i18n('uploadError');
+          finish(() => reject(new UploaderError(message, { retryable: false })));
+        }
+      };
+    });
+  }
+}
