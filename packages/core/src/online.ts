@@ -29,6 +29,8 @@ export class OnlineWatcher {
     this.#onChange = onChange;
     this.#online = source.isOnline();
     this.#timer = setInterval(this.check, interval);
+    // Under Node (SSR, tests) the poll must not keep the process alive on its own.
+    (this.#timer as { unref?: () => void }).unref?.();
     source.target?.addEventListener('online', this.check);
     source.target?.addEventListener('offline', this.check);
   }
