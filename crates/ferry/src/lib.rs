@@ -78,7 +78,10 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = app(config).await?;
+    // The bound address (not `:0`) is the server's own origin for the companion's allowlist.
+    let mut config = config.clone();
+    config.listen = listener.local_addr()?;
+    let app = app(&config).await?;
     // Connection info lets the tus endpoint cap uploads per client address.
     let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, app)
