@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import { axeViolations, screenshot } from './dashboard-support.ts';
+import { axeViolations, screenshot, sha256, statusText, storedWithMeta } from './dashboard-support.ts';
 import { type Browser, launchBrowser } from './support/browser.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
@@ -55,7 +55,7 @@ async function importUrl(text: string) {
 
 const infos = () => page.evaluate(() => window.ferry?.getState().info.map((i) => [i.message, i.duration]) ?? []);
 
-test('a bare address gets http:// and is added as a remote file named and sized by /url/meta', async () => {
+test('a bare address gets http://, is named by /url/meta, and uploads through the companion', async () => {
   await importUrl(`${originHost}/files/report.pdf`);
   await expect.poll(() => page.getByTestId('ferry-file').count()).toBe(1);
   const file = await page.evaluate(() => {
@@ -75,6 +75,11 @@ test('a bare address gets http:// and is added as a remote file named and sized 
     },
   });
   await screenshot(page, 'link-imported');
+
+  await page.getByRole('button', { name: 'Upload 1 file' }).click();
+  await expect.poll(() => statusText(page), { timeout: 60_000 }).toBe('Complete');
+  const stored = await storedWithMeta(ferry.dataDir);
+  expect(stored.map((s) => [s.name, s.size, s.sha256])).toEqual([['report.pdf', report.length, sha256(report)]]);
 });
 
 test('a URL pasted into the Dashboard is imported', async () => {
@@ -98,9 +103,9 @@ test('only http and https: anything else is an incorrect URL for 4 s', async () 
   expect(await page.getByTestId('ferry-file').count()).toBe(0);
 });
 
-test('a URL the companion cannot fetch gives the failed-to-fetch toast for 4 s', async () => {
+test('a URL whose source fails gets the companion’s error answer: Failed to fetch the file, for 4 s', async () => {
   await importUrl(`http://${originHost}/nothing-here`);
-  await expect.poll(infos).toEqual([['Companion failed to fetch this URL, please make sure it’s correct', 4000]]);
+  await expect.poll(infos).toEqual([['Failed to fetch the file', 4000]]);
   await page.getByRole('button', { name: 'Details' }).click();
   await expect.poll(() => page.locator('.ferry-toast-details').textContent()).not.toBe('');
   await screenshot(page, 'link-error');

@@ -8,6 +8,8 @@ import { repoRoot, sha256, storedTusUploads } from './support/ferry.ts';
 export interface StoredWithMeta {
   filename: string | undefined;
   relativePath: string | undefined;
+  /** The `name` metadata (what the companion sends for imported files). */
+  name: string | undefined;
   sha256: string;
   size: number;
 }
@@ -20,10 +22,14 @@ export async function storedWithMeta(dataDir: string): Promise<StoredWithMeta[]>
     const info = JSON.parse(await readFile(join(dataDir, 'tus', `${s.id}.info`), 'utf8')) as {
       metadata: Record<string, number[] | null>;
     };
-    const raw = info.metadata.relativePath;
+    const text = (key: string) => {
+      const raw = info.metadata[key];
+      return raw ? Buffer.from(raw).toString('utf8') : undefined;
+    };
     out.push({
       filename: s.filename,
-      relativePath: raw ? Buffer.from(raw).toString('utf8') : undefined,
+      relativePath: text('relativePath'),
+      name: text('name'),
       sha256: s.sha256,
       size: s.size,
     });

@@ -5,7 +5,7 @@
  * `?countdown=N` counts N seconds down before a camera snapshot; `?maxFileSize=BYTES` restricts
  * file sizes (and so camera recordings).
  */
-import { Ferry, TusUploader } from '@ferry/core';
+import { Ferry, RemoteUploader, TusUploader } from '@ferry/core';
 import { Dashboard, FerryProvider, type Theme } from '@ferry/react';
 import '@ferry/react/styles.css';
 import './demo.css';
@@ -25,7 +25,13 @@ const countdown = Number(params.get('countdown') ?? 0);
 
 // One engine per page, made outside React so StrictMode's double render cannot make two.
 const maxFileSize = Number(params.get('maxFileSize') ?? 0) || null;
-const ferry = new Ferry({ uploader: new TusUploader({ endpoint: '/files/' }), restrictions: { maxFileSize } });
+// Local files go straight to the tus endpoint; imported links go through the companion, which
+// uploads them to the same endpoint.
+const ferry = new Ferry({
+  uploader: new TusUploader({ endpoint: '/files/' }),
+  remoteUploader: new RemoteUploader({ endpoint: '/files/' }),
+  restrictions: { maxFileSize },
+});
 window.ferry = ferry;
 
 export function App() {

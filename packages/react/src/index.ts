@@ -28,6 +28,6 @@ export { dashboardStrings, useI18n } from './i18n.ts';
 export { Camera, type CameraProps } from './panels/Camera.tsx';
 export { type CameraMode, extensionFor } from './panels/camera.ts';
 export { importLink, LinkImport } from './panels/LinkImport.tsx';
-export { fetchUrlMeta, normaliseUrl } from './panels/link.ts';
+export { linkDescriptor, normaliseUrl } from './panels/link.ts';
 export { createSpeedEstimator } from './speed.ts';
 export { ThumbnailGenerator, thumbnailsFor } from './thumbnails/generator.ts';

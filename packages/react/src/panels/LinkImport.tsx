@@ -1,8 +1,9 @@
 /** The link-import panel: a URL box and an Import button; the file is added as a remote file. */
+import { type Ferry, UploaderError, urlMeta } from '@ferry/core';
 import { type FormEvent, useId, useRef, useState } from 'react';
 import { useFerry } from '../context.tsx';
 import { useI18n } from '../i18n.ts';
-import { fetchUrlMeta, LinkImportError, linkDescriptor, normaliseUrl } from './link.ts';
+import { linkDescriptor, normaliseUrl } from './link.ts';
 
 export interface LinkImportProps {
   companionUrl: string;
@@ -12,9 +13,13 @@ export interface LinkImportProps {
   initialUrl?: string;
 }
 
-/** Imports `raw` through the companion; shows the spec's toasts on failure. Returns the file id. */
+/**
+ * Imports `raw` through the companion (`POST /url/meta` via the core's client) and adds it as a
+ * remote file; returns its id. Failures toast for 4 s: an error answer from the companion is
+ * 'Failed to fetch the file', a call that fails altogether is 'Companion failed to fetch this URL'.
+ */
 export async function importLink(
-  ferry: import('@ferry/core').Ferry,
+  ferry: Ferry,
   t: (k: string) => string,
   companionUrl: string,
   raw: string,
@@ -25,12 +30,12 @@ export async function importLink(
     return null;
   }
   try {
-    const meta = await fetchUrlMeta(companionUrl, url);
+    const meta = await urlMeta(companionUrl, url);
     return ferry.addFile(linkDescriptor(companionUrl, url, meta));
   } catch (error) {
-    const fileError = error instanceof LinkImportError && error.code === 'failedToFetchFile';
+    const answered = error instanceof UploaderError && error.status !== undefined;
     ferry.info(
-      { message: t(fileError ? 'failedToFetchFile' : 'failedToFetch'), details: (error as Error).message },
+      { message: t(answered ? 'failedToFetchFile' : 'failedToFetch'), details: (error as Error).message },
       'error',
       4000,
     );

@@ -1,7 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Ferry } from '@ferry/core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { fetchUrlMeta, LinkImportError, linkDescriptor, normaliseUrl } from './link.ts';
+import { ManualUploader } from '../test/manual-uploader.ts';
+import { importLink } from './LinkImport.tsx';
+import { linkDescriptor, normaliseUrl } from './link.ts';
 
 test.each([
   ['example.com/cat.jpg', 'http://example.com/cat.jpg'],
@@ -17,10 +20,9 @@ test.each([
   expect(normaliseUrl(input)).toBe(out);
 });
 
-// A real companion stand-in on loopback answering /url/meta three ways.
+// A companion stand-in on loopback: /url/meta knows one file and answers 424 for the rest.
 let server: Server;
 let base = '';
-const seen: unknown[] = [];
 beforeAll(async () => {
   server = createServer((req, res) => {
     let body = '';
@@ -29,13 +31,12 @@ beforeAll(async () => {
     });
     req.on('end', () => {
       const { url } = JSON.parse(body) as { url: string };
-      seen.push({ method: req.method, path: req.url, type: req.headers['content-type'], url });
       res.setHeader('content-type', 'application/json');
-      if (url.endsWith('/ok.bin')) res.end(JSON.stringify({ name: 'ok.bin', type: 'application/x-test', size: 42 }));
-      else if (url.endsWith('/gone')) res.end(JSON.stringify({ error: true, message: 'origin answered 404' }));
-      else {
-        res.statusCode = 500;
-        res.end('{}');
+      if (req.url === '/url/meta' && url === 'http://origin.test/ok.bin') {
+        res.end(JSON.stringify({ name: 'ok.bin', type: 'application/x-test', size: 42 }));
+      } else {
+        res.statusCode = 424;
+        res.end(JSON.stringify({ message: 'the source answered 404' }));
       }
     });
   });
@@ -44,29 +45,36 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
 
-test('fetchUrlMeta posts {url} to /url/meta and reads name, type, size', async () => {
-  const meta = await fetchUrlMeta(`${base}/`, 'http://origin.test/ok.bin');
-  expect(meta).toEqual({ name: 'ok.bin', type: 'application/x-test', size: 42 });
-  expect(seen.at(-1)).toEqual({
-    method: 'POST',
-    path: '/url/meta',
-    type: 'application/json',
-    url: 'http://origin.test/ok.bin',
-  });
-  expect(linkDescriptor(base, 'http://origin.test/ok.bin', meta)).toMatchObject({
+const t = (key: string) => key;
+const engine = () => new Ferry({ uploader: new ManualUploader() });
+
+test('a bare address gets http:// and becomes a remote file that uploads through the companion', async () => {
+  const ferry = engine();
+  const id = await importLink(ferry, t, `${base}/`, 'origin.test/ok.bin');
+  expect(ferry.getFile(id ?? '')).toMatchObject({
     isRemote: true,
     source: 'url',
     name: 'ok.bin',
+    type: 'application/x-test',
     size: 42,
-    remote: { companionUrl: base, url: 'http://origin.test/ok.bin', body: { url: 'http://origin.test/ok.bin' } },
+    data: null,
+    remote: { companionUrl: `${base}/`, url: 'http://origin.test/ok.bin', body: { url: 'http://origin.test/ok.bin' } },
   });
 });
 
-test('an error answer is failedToFetchFile; a failed call is failedToFetch', async () => {
-  await expect(fetchUrlMeta(base, 'http://origin.test/gone')).rejects.toMatchObject({ code: 'failedToFetchFile' });
-  await expect(fetchUrlMeta(base, 'http://origin.test/boom')).rejects.toMatchObject({ code: 'failedToFetch' });
-  const closed = 'http://127.0.0.1:9';
-  await expect(fetchUrlMeta(closed, 'http://origin.test/ok.bin')).rejects.toBeInstanceOf(LinkImportError);
+test('an error answer toasts failedToFetchFile, an unreachable companion failedToFetch, both for 4 s', async () => {
+  const ferry = engine();
+  expect(await importLink(ferry, t, base, 'http://origin.test/gone')).toBeNull();
+  expect(await importLink(ferry, t, 'http://127.0.0.1:9', 'http://origin.test/ok.bin')).toBeNull();
+  expect(await importLink(ferry, t, base, 'ftp://origin.test/x')).toBeNull();
+  expect(ferry.getState().info.map((i) => [i.message, i.duration])).toEqual([
+    ['failedToFetchFile', 4000],
+    ['failedToFetch', 4000],
+    ['incorrectUrl', 4000],
+  ]);
+  expect(ferry.getState().info[0]?.details).toBe('the source answered 404');
+  expect(ferry.getFiles()).toEqual([]);
+  ferry.destroy();
 });
 
 test('a missing name falls back to the last path segment', () => {
