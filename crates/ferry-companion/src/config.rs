@@ -34,6 +34,8 @@ pub struct CompanionConfig {
     pub forward_authorization: bool,
     /// Waits before each retry of a failed tus attempt (Companion: 0, 1, 3, 5 s).
     pub retry_delays: Vec<Duration>,
+    /// The bucket for `s3-multipart` transfers (shared with the S3 signing routes).
+    pub s3: Option<crate::s3::S3State>,
     /// Value of the `i-am` response header naming this instance, if any.
     pub instance_name: Option<String>,
 }
@@ -54,6 +56,7 @@ impl Default for CompanionConfig {
             exempt_ips: Vec::new(),
             forward_authorization: false,
             retry_delays: [0, 1000, 3000, 5000].map(Duration::from_millis).to_vec(),
+            s3: None,
             instance_name: None,
         }
     }
@@ -70,6 +73,7 @@ impl std::fmt::Debug for CompanionConfig {
             .field("socket_wait", &self.socket_wait)
             .field("stall_timeout", &self.stall_timeout)
             .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .field("s3", &self.s3.as_ref().map(|s| &s.settings.bucket))
             .finish_non_exhaustive()
     }
 }

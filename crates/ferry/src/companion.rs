@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 use ferry_companion::CompanionConfig;
+use ferry_companion::s3::{S3Settings, S3State};
 
 /// Options of the companion routes (link import, remote transfers, progress socket).
 #[derive(Clone, Default, Args)]
@@ -61,9 +62,18 @@ impl std::fmt::Debug for CompanionArgs {
 }
 
 impl CompanionArgs {
-    /// The library settings, for a server listening on `listen`.
-    pub fn to_config(&self, listen: SocketAddr) -> CompanionConfig {
-        CompanionConfig {
+    /// The library settings, for a server listening on `listen`, with the bucket of
+    /// `s3-multipart` transfers when one is configured.
+    pub fn to_config(
+        &self,
+        listen: SocketAddr,
+        s3: Option<S3Settings>,
+    ) -> std::io::Result<CompanionConfig> {
+        let s3 = s3
+            .map(S3State::new)
+            .transpose()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        Ok(CompanionConfig {
             allow_local_urls: self.allow_local_urls,
             upload_urls: self.upload_urls.clone(),
             own_origins: own_origins(self.public_url.as_deref(), listen),
@@ -72,8 +82,9 @@ impl CompanionArgs {
             socket_wait: Duration::from_secs(self.socket_wait),
             stall_timeout: Duration::from_secs(self.stall_timeout.max(1)),
             secret: self.secret.clone(),
+            s3,
             ..CompanionConfig::default()
-        }
+        })
     }
 }
 

@@ -50,12 +50,14 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
         base_path: "/upload".to_owned(),
     })
     .await?;
+    // `s3-multipart` transfers write into the bucket the S3 signing routes use.
+    let companion_s3 = s3_signing::settings(&config.s3);
     let app = Router::new()
         .route("/health", get(|| async { (StatusCode::OK, "ok\n") }))
         .merge(ferry_tus::router(tus))
         .merge(ferry_form::router(form))
         .merge(
-            ferry_companion::router(config.companion.to_config(config.listen))
+            ferry_companion::router(config.companion.to_config(config.listen, companion_s3)?)
                 .map_err(std::io::Error::other)?,
         )
         .merge(s3_signing::router_with_cors(

@@ -6,10 +6,11 @@
 //! # Layout
 //!
 //! - [`request`]: the upload body and its validation; [`source`]: reading the source.
-//! - [`tus`] and [`multipart`]: the destinations.
+//! - [`tus`], [`multipart`] and [`s3`]: the destinations.
 
 pub mod multipart;
 pub mod request;
+pub mod s3;
 pub mod source;
 pub mod tus;
 
@@ -153,6 +154,7 @@ async fn emit_progress(job: Arc<Job>, progress: Arc<Progress>) {
 enum Dest {
     Tus(tus::TusDest),
     Multipart(multipart::MultipartDest),
+    S3(s3::S3Dest),
 }
 
 async fn drive(ctx: &Ctx, job: &Job) -> Result<Done, Fail> {
@@ -163,6 +165,7 @@ async fn drive(ctx: &Ctx, job: &Job) -> Result<Done, Fail> {
             upload_url,
         } => Dest::Tus(tus::TusDest::new(endpoint.clone(), upload_url.clone())),
         Destination::Multipart { .. } => Dest::Multipart(multipart::MultipartDest),
+        Destination::S3(state) => Dest::S3(s3::S3Dest::new(state.clone())),
     };
     let delays = &ctx.state.config().retry_delays;
     let mut failures = 0;
@@ -172,8 +175,10 @@ async fn drive(ctx: &Ctx, job: &Job) -> Result<Done, Fail> {
             match now {
                 Control::Run => break,
                 Control::Cancel => {
-                    if let Dest::Tus(t) = &dest {
-                        t.terminate(ctx).await;
+                    match &dest {
+                        Dest::Tus(t) => t.terminate(ctx).await,
+                        Dest::S3(s) => s.terminate().await,
+                        Dest::Multipart(_) => {}
                     }
                     return Err(Fail::Cancelled);
                 }
@@ -210,6 +215,7 @@ async fn attempt(dest: &mut Dest, ctx: &Ctx) -> Result<Done, Fail> {
     match dest {
         Dest::Tus(t) => t.attempt(ctx).await,
         Dest::Multipart(m) => m.attempt(ctx).await,
+        Dest::S3(s) => s.attempt(ctx).await,
     }
 }
 

@@ -39,6 +39,8 @@ pub enum Destination {
         form: bool,
         fieldname: String,
     },
+    /// A multipart upload into the configured bucket.
+    S3(crate::s3::S3State),
 }
 
 /// A validated transfer.
@@ -123,11 +125,14 @@ impl TransferRequest {
                         .unwrap_or_else(|| "files[]".into()),
                 }
             }
-            "s3-multipart" => {
-                return Err(CompanionError::BadRequest(
-                    "s3-multipart transfers are not available on this server".into(),
-                ));
-            }
+            "s3-multipart" => match &state.config().s3 {
+                Some(s3) => Destination::S3(s3.clone()),
+                None => {
+                    return Err(CompanionError::BadRequest(
+                        "s3-multipart transfers are not available on this server".into(),
+                    ));
+                }
+            },
             _ => {
                 return Err(CompanionError::BadRequest(
                     "unsupported protocol specified".into(),

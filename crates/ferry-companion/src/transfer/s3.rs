@@ -1,0 +1,221 @@
+//! The `s3-multipart` destination: a multipart upload into the configured bucket (the S3
+//! signing routes' settings and S3 calls, `crate::s3`), parts of max(size / 10,000, 5 MiB), up
+//! to [`IN_FLIGHT`] of them uploading at once. Each part is held in memory while it uploads
+//! (S3 needs its length), so memory stays at most `IN_FLIGHT + 1` parts. A resumed attempt keeps
+//! the contiguous run of finished parts and re-reads the source from there; cancel aborts the
+//! upload.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use reqwest::header::{CONTENT_LENGTH, ETAG};
+use rusty_s3::S3Action as _;
+use serde_json::json;
+use tokio::task::JoinSet;
+
+use super::{Ctx, Done, Fail, source};
+use crate::s3::{S3State, key, store};
+
+/// Parts uploading at once.
+pub const IN_FLIGHT: usize = 3;
+/// S3's smallest part (but the last).
+const MIN_PART: u64 = 5 * 1024 * 1024;
+/// Validity of the part URLs signed for this process's own requests.
+const PART_TTL: Duration = Duration::from_secs(3600);
+
+/// One S3 multipart upload being driven.
+#[derive(Debug)]
+pub struct S3Dest {
+    s3: S3State,
+    key: Option<String>,
+    upload_id: Option<String>,
+    part_size: u64,
+    /// Finished parts: (number, etag, size). Shared with the part tasks, so a part that finished
+    /// just before a pause is kept even though the attempt is dropped.
+    parts: Arc<Mutex<Vec<(u16, String, u64)>>>,
+}
+
+impl S3Dest {
+    pub fn new(s3: S3State) -> Self {
+        Self {
+            s3,
+            key: None,
+            upload_id: None,
+            part_size: 0,
+            parts: Arc::default(),
+        }
+    }
+
+    /// One attempt from the end of the finished parts to the end of the source.
+    pub async fn attempt(&mut self, ctx: &Ctx) -> Result<Done, Fail> {
+        let (offset, finished) = self.keep_contiguous_parts();
+        let mut feeder = source::open(ctx, offset).await?;
+        ctx.progress.set_total(feeder.total);
+        if self.upload_id.is_none() {
+            let name = ctx
+                .req
+                .metadata
+                .get("name")
+                .cloned()
+                .unwrap_or_else(|| "file".into());
+            let key = key::new_key(&self.s3.settings, None, &name);
+            let mut headers = Vec::new();
+            if let Some(kind) = ctx.req.metadata.get("type") {
+                headers.push(("content-type".to_owned(), kind.clone()));
+            }
+            let id = store::create(&self.s3, &key, &headers)
+                .await
+                .map_err(s3_fail)?;
+            self.part_size = feeder
+                .total
+                .map_or(MIN_PART, |t| t.div_ceil(10_000).max(MIN_PART));
+            self.key = Some(key);
+            self.upload_id = Some(id);
+        }
+        let (Some(key), Some(upload_id)) = (self.key.clone(), self.upload_id.clone()) else {
+            return Err(Fail::Fatal("upload failed".into()));
+        };
+        let mut number = u16::try_from(finished + 1)
+            .map_err(|_| Fail::Fatal("upload failed: too many parts".into()))?;
+        let mut running: JoinSet<Result<(), Fail>> = JoinSet::new();
+        loop {
+            let mut buf = BytesMut::new();
+            while (buf.len() as u64) < self.part_size {
+                match feeder.next(self.part_size - buf.len() as u64).await? {
+                    Some(chunk) => buf.extend_from_slice(&chunk),
+                    None => break,
+                }
+            }
+            let last = buf.is_empty() || (buf.len() as u64) < self.part_size;
+            if !buf.is_empty() || number == 1 {
+                if running.len() >= IN_FLIGHT {
+                    self.collect(&mut running).await?;
+                }
+                let part = put_part(
+                    ctx.state.destinations().client().clone(),
+                    self.s3.clone(),
+                    key.clone(),
+                    upload_id.clone(),
+                    number,
+                    buf.freeze(),
+                );
+                let done = self.parts.clone();
+                running.spawn(async move {
+                    let finished = part.await?;
+                    lock(&done).push(finished);
+                    Ok(())
+                });
+                number = number
+                    .checked_add(1)
+                    .ok_or_else(|| Fail::Fatal("upload failed: too many parts".into()))?;
+            }
+            if last {
+                break;
+            }
+        }
+        while !running.is_empty() {
+            self.collect(&mut running).await?;
+        }
+        let list: Vec<(u16, String)> = {
+            let mut parts = lock(&self.parts);
+            parts.sort_by_key(|p| p.0);
+            parts.iter().map(|p| (p.0, p.1.clone())).collect()
+        };
+        let location = store::complete(&self.s3, &key, &upload_id, &list)
+            .await
+            .map_err(s3_fail)?;
+        let answer = json!({ "location": location, "key": key, "bucket": self.s3.settings.bucket });
+        Ok(Done {
+            url: location,
+            response: Some(
+                json!({ "responseText": answer.to_string(), "status": 200, "headers": {} }),
+            ),
+        })
+    }
+
+    async fn collect(&mut self, running: &mut JoinSet<Result<(), Fail>>) -> Result<(), Fail> {
+        match running.join_next().await {
+            Some(Ok(Ok(()))) => Ok(()),
+            Some(Ok(Err(fail))) => Err(fail),
+            Some(Err(e)) => Err(Fail::Retryable(format!("part task: {e}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Keeps parts 1..=n without gaps (later ones are uploaded again); returns their byte
+    /// count and n.
+    fn keep_contiguous_parts(&mut self) -> (u64, usize) {
+        let mut parts = lock(&self.parts);
+        parts.sort_by_key(|p| p.0);
+        let n = parts
+            .iter()
+            .enumerate()
+            .take_while(|(i, p)| usize::from(p.0) == i + 1)
+            .count();
+        parts.truncate(n);
+        (parts.iter().map(|p| p.2).sum(), n)
+    }
+
+    /// Best-effort abort after a cancel.
+    pub async fn terminate(&self) {
+        if let (Some(key), Some(id)) = (&self.key, &self.upload_id) {
+            if let Err(e) = store::abort(&self.s3, key, id).await {
+                tracing::info!(error = %e, "S3 abort failed");
+            }
+        }
+    }
+}
+
+async fn put_part(
+    client: reqwest::Client,
+    s3: S3State,
+    key: String,
+    upload_id: String,
+    number: u16,
+    bytes: Bytes,
+) -> Result<(u16, String, u64), Fail> {
+    let url = s3
+        .bucket
+        .upload_part(Some(&s3.credentials), &key, number, &upload_id)
+        .sign(PART_TTL);
+    let size = bytes.len() as u64;
+    let resp = client
+        .put(url)
+        .header(CONTENT_LENGTH, size)
+        .body(bytes)
+        .send()
+        .await
+        .map_err(|e| Fail::Retryable(format!("S3 part {number}: {e}")))?;
+    let status = resp.status();
+    if !status.is_success() {
+        let msg = format!(
+            "upload failed: S3 part {number} answered {}",
+            status.as_u16()
+        );
+        return Err(if status.is_server_error() {
+            Fail::Retryable(msg)
+        } else {
+            Fail::Fatal(msg)
+        });
+    }
+    let etag = resp
+        .headers()
+        .get(ETAG)
+        .and_then(|v| v.to_str().ok())
+        .ok_or_else(|| Fail::Retryable(format!("S3 part {number}: no ETag")))?
+        .to_owned();
+    Ok((number, etag, size))
+}
+
+fn lock(
+    parts: &Mutex<Vec<(u16, String, u64)>>,
+) -> std::sync::MutexGuard<'_, Vec<(u16, String, u64)>> {
+    // The list stays consistent even if a holder panicked: recover it.
+    parts.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn s3_fail(e: crate::s3::S3Error) -> Fail {
+    tracing::info!(error = %e, "S3 call failed");
+    Fail::Retryable(format!("upload failed: {e}"))
+}
