@@ -21,7 +21,7 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use ferry_tus::{TusConfig, TusState};
 use tokio::net::TcpListener;
-use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 pub use config::{Cli, Command, ServeConfig};
@@ -68,10 +68,22 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
         .layer(
             // One line per request, at info: method, path, status, latency.
             TraceLayer::new_for_http()
-                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                .make_span_with(log_span)
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         );
     Ok(app)
+}
+
+/// The span of one request: method and path only. The query string can carry credentials
+/// (`uppyAuthToken`) and progress-socket paths carry the transfer token, so neither is logged.
+fn log_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    let path = req.uri().path();
+    let path = if path.starts_with("/api/") {
+        "/api/<token>"
+    } else {
+        path
+    };
+    tracing::info_span!("request", method = %req.method(), path = %path)
 }
 
 /// Serves `config` on `listener` until `shutdown` resolves; in-flight requests finish first.
