@@ -143,3 +143,26 @@ async fn a_redirect_to_a_public_file_is_followed() {
         json!({"name": "file", "type": "application/octet-stream", "size": 1234})
     );
 }
+
+#[tokio::test]
+async fn redirect_chains_are_capped() {
+    let origin = Origin::start_on("127.0.0.2:0", vec![7; 10], OriginOptions::default()).await;
+    let config = CompanionConfig {
+        exempt_ips: vec![ip("127.0.0.2")],
+        ..CompanionConfig::default()
+    };
+    let companion = companion(config, no_names()).await;
+    let chain = |hops: usize| {
+        let mut url = origin.file_url();
+        for _ in 0..hops {
+            url = origin
+                .server
+                .url(&format!("/redirect?to={}", urlencode(&url)));
+        }
+        url
+    };
+    let (status, _) = post_json(&companion, "/url/meta", json!({ "url": chain(5) })).await;
+    assert_eq!(status, 200);
+    let (status, body) = post_json(&companion, "/url/meta", json!({ "url": chain(6) })).await;
+    assert_eq!((status, body), (400, json!({"message": "URL not allowed"})));
+}

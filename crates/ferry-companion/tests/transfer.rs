@@ -231,3 +231,35 @@ async fn url_get_validates_the_body() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_source_larger_than_the_cap_fails_even_without_a_length() {
+    let origin = Origin::start(
+        random_bytes(300_000),
+        OriginOptions {
+            content_length: false,
+            ..OriginOptions::default()
+        },
+    )
+    .await;
+    let tus = TusDest::start().await;
+    let mut cfg = config(&[tus.origin()]);
+    cfg.max_file_size = Some(100_000);
+    let companion = companion(cfg, no_names()).await;
+    let token = start_transfer(
+        &companion,
+        json!({"url": origin.file_url(), "protocol": "tus", "endpoint": tus.endpoint()}),
+    )
+    .await;
+    let mut ws = socket(&companion, &token).await;
+    let (last, progress) = finish(&mut ws).await;
+    assert_eq!(
+        last["payload"]["error"]["message"],
+        "File size exceeds limit"
+    );
+    assert!(
+        progress
+            .iter()
+            .all(|f| f["payload"]["bytesUploaded"].as_u64() <= Some(100_000))
+    );
+}

@@ -42,7 +42,8 @@ impl Egress {
         let redirects = if follow_redirects {
             let hop_policy = policy.clone();
             redirect::Policy::custom(move |attempt| {
-                if attempt.previous().len() >= MAX_REDIRECTS {
+                // `previous` includes the original request.
+                if attempt.previous().len() > MAX_REDIRECTS {
                     attempt.error(TooManyRedirects)
                 } else if let Err(e) = check_url(&hop_policy, attempt.url()) {
                     attempt.error(e)
@@ -60,6 +61,12 @@ impl Egress {
             }))
             .redirect(redirects)
             .no_proxy()
+            // Bodies pass through as sent: no on-the-fly decompression (a zip bomb cannot grow
+            // past the size cap), even if another crate enables reqwest's decoders.
+            .no_gzip()
+            .no_brotli()
+            .no_zstd()
+            .no_deflate()
             .connect_timeout(Duration::from_secs(10))
             .read_timeout(idle)
             .user_agent(concat!("ferry-companion/", env!("CARGO_PKG_VERSION")))
