@@ -43,6 +43,7 @@ test('OPTIONS advertises every extension', async () => {
   expect(res.headers.get('tus-extension')?.split(',').sort()).toEqual(
     [
       'checksum',
+      'checksum-trailer',
       'concatenation',
       'creation',
       'creation-defer-length',

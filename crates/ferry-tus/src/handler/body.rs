@@ -9,7 +9,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::body::{Body, BodyDataStream};
+use std::sync::{Arc, Mutex};
+
+use axum::body::{Body, HttpBody};
+use axum::http::HeaderMap;
 use bytes::Bytes;
 use futures_util::Stream;
 use tokio::time::{Instant, Sleep};
@@ -25,12 +28,17 @@ const SUPERSEDED: io::ErrorKind = io::ErrorKind::ResourceBusy;
 const IDLE: io::ErrorKind = io::ErrorKind::TimedOut;
 const CLIENT_GONE: io::ErrorKind = io::ErrorKind::ConnectionAborted;
 
+/// Where a body's trailer fields land when they arrive.
+pub(super) type Trailers = Arc<Mutex<Option<HeaderMap>>>;
+
 /// Bytes a body must deliver per idle window to count as alive.
 pub(super) const MIN_PROGRESS: usize = 1024;
 
 /// A body stream guarded by a cancellation token and an idle timer.
 pub(super) struct GuardedBody {
-    inner: BodyDataStream,
+    inner: Body,
+    /// Trailer fields, once the body's last frame brought them (checksum-trailer).
+    trailers: Trailers,
     cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
     idle: Pin<Box<Sleep>>,
     idle_for: Duration,
@@ -41,12 +49,18 @@ pub(super) struct GuardedBody {
 impl GuardedBody {
     pub(super) fn new(body: Body, cancelled: CancellationToken, idle_for: Duration) -> Self {
         Self {
-            inner: body.into_data_stream(),
+            inner: body,
+            trailers: Trailers::default(),
             cancelled: Box::pin(cancelled.cancelled_owned()),
             idle: Box::pin(tokio::time::sleep(idle_for)),
             idle_for,
             progress: 0,
         }
+    }
+
+    /// A handle to the trailers this body will have received once it ends.
+    pub(super) fn trailers(&self) -> Trailers {
+        self.trailers.clone()
     }
 
     /// An `AsyncRead` over the body, for the stores.
@@ -62,25 +76,36 @@ impl Stream for GuardedBody {
         if self.cancelled.as_mut().poll(cx).is_ready() {
             return Poll::Ready(Some(Err(io::Error::new(SUPERSEDED, "superseded"))));
         }
-        match Pin::new(&mut self.inner).poll_next(cx) {
-            Poll::Ready(Some(Ok(bytes))) => {
-                self.progress += bytes.len();
-                if self.progress >= MIN_PROGRESS {
-                    self.progress = 0;
-                    let deadline = Instant::now() + self.idle_for;
-                    self.idle.as_mut().reset(deadline);
+        loop {
+            return match Pin::new(&mut self.inner).poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                    Ok(bytes) => {
+                        self.progress += bytes.len();
+                        if self.progress >= MIN_PROGRESS {
+                            self.progress = 0;
+                            let deadline = Instant::now() + self.idle_for;
+                            self.idle.as_mut().reset(deadline);
+                        }
+                        Poll::Ready(Some(Ok(bytes)))
+                    }
+                    Err(frame) => {
+                        if let Ok(trailers) = frame.into_trailers() {
+                            *self.trailers.lock().unwrap_or_else(|p| p.into_inner()) =
+                                Some(trailers);
+                        }
+                        continue;
+                    }
+                },
+                Poll::Ready(Some(Err(e))) => {
+                    tracing::debug!(error = %e, "request body failed");
+                    Poll::Ready(Some(Err(io::Error::new(CLIENT_GONE, "body failed"))))
                 }
-                Poll::Ready(Some(Ok(bytes)))
-            }
-            Poll::Ready(Some(Err(e))) => {
-                tracing::debug!(error = %e, "request body failed");
-                Poll::Ready(Some(Err(io::Error::new(CLIENT_GONE, "body failed"))))
-            }
-            Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => match self.idle.as_mut().poll(cx) {
-                Poll::Ready(()) => Poll::Ready(Some(Err(io::Error::new(IDLE, "body idle")))),
-                Poll::Pending => Poll::Pending,
-            },
+                Poll::Ready(None) => Poll::Ready(None),
+                Poll::Pending => match self.idle.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Some(Err(io::Error::new(IDLE, "body idle")))),
+                    Poll::Pending => Poll::Pending,
+                },
+            };
         }
     }
 }

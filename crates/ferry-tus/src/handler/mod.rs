@@ -130,6 +130,7 @@ impl TusState {
         }
         if store.as_truncate().is_some() {
             extensions.push("checksum");
+            extensions.push("checksum-trailer");
         }
         if store.as_concatenate().is_some() {
             extensions.push("concatenation");

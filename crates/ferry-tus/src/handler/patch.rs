@@ -7,11 +7,11 @@ use axum::extract::{Path, State};
 use axum::http::{Extensions, HeaderMap, StatusCode, header};
 use tokio::io::AsyncReadExt;
 
-use super::body::{GuardedBody, write_error};
+use super::body::{GuardedBody, Trailers, write_error};
 use super::{TusState, header_u64, now_secs, parse_id, require_version, tus_headers};
 use crate::id::UploadId;
 use crate::lock::UploadGuard;
-use crate::protocol::checksum::{Expected, HashingReader};
+use crate::protocol::checksum::{ALL, Digests, Expected, HashingReader};
 use crate::protocol::headers::{UPLOAD_CHECKSUM, UPLOAD_LENGTH, UPLOAD_OFFSET, parse_u64};
 use crate::protocol::{OFFSET_OCTET_STREAM, TusError};
 use crate::store::UploadInfo;
@@ -83,19 +83,53 @@ pub(super) fn is_offset_stream(headers: &HeaderMap) -> bool {
     headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes()) == Some(OFFSET_OCTET_STREAM.as_bytes())
 }
 
-/// `Upload-Checksum`, if sent; 400 when the store cannot discard a failed chunk.
-pub(super) fn parse_checksum(
-    state: &TusState,
-    headers: &HeaderMap,
-) -> Result<Option<Expected>, TusError> {
-    let Some(raw) = headers.get(UPLOAD_CHECKSUM) else {
-        return Ok(None);
-    };
+/// How a body's checksum is given (checksum and checksum-trailer).
+#[derive(Debug)]
+pub(super) enum Checksum {
+    None,
+    Header(Expected),
+    /// `Trailer: Upload-Checksum`: the digest follows the body; every algorithm is hashed.
+    Trailer,
+}
+
+/// `Upload-Checksum` as a header or announced as a trailer; 400 when the store cannot discard a
+/// failed chunk.
+pub(super) fn parse_checksum(state: &TusState, headers: &HeaderMap) -> Result<Checksum, TusError> {
+    let trailer = headers
+        .get_all(header::TRAILER)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|name| name.trim().eq_ignore_ascii_case(UPLOAD_CHECKSUM.as_str()));
+    let raw = headers.get(UPLOAD_CHECKSUM);
+    if raw.is_none() && !trailer {
+        return Ok(Checksum::None);
+    }
     if state.store().as_truncate().is_none() {
         return Err(TusError::UnsupportedExtension);
     }
-    let raw = raw.to_str().map_err(|_| TusError::InvalidChecksum)?;
-    Expected::parse(raw).map(Some)
+    match raw {
+        Some(raw) => {
+            let raw = raw.to_str().map_err(|_| TusError::InvalidChecksum)?;
+            Expected::parse(raw).map(Checksum::Header)
+        }
+        None => Ok(Checksum::Trailer),
+    }
+}
+
+/// Checks the trailer's digest against what was hashed.
+fn verify_trailer(trailers: &Trailers, digests: &Digests) -> Result<(), TusError> {
+    let trailers = trailers.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let raw = trailers
+        .as_ref()
+        .and_then(|t| t.get(UPLOAD_CHECKSUM))
+        .ok_or(TusError::InvalidChecksum)?;
+    let expected = Expected::parse(raw.to_str().map_err(|_| TusError::InvalidChecksum)?)?;
+    if digests.matches(&expected) {
+        Ok(())
+    } else {
+        Err(TusError::ChecksumMismatch)
+    }
 }
 
 /// Streams `body` into the upload at `info.offset` and returns the new offset. Never stores
@@ -107,7 +141,7 @@ pub(super) async fn append(
     info: &UploadInfo,
     body: Body,
     declared: Option<u64>,
-    checksum: Option<Expected>,
+    checksum: Checksum,
     guard: &UploadGuard,
 ) -> Result<u64, TusError> {
     let offset = info.offset;
@@ -117,33 +151,39 @@ pub(super) async fn append(
         return Err(TusError::BodyTooLong);
     }
     let idle = state.config().idle_timeout;
-    let mut reader = GuardedBody::new(body, guard.cancelled.clone(), idle).reader();
+    let guarded = GuardedBody::new(body, guard.cancelled.clone(), idle);
+    let trailers = guarded.trailers();
+    let mut reader = guarded.reader();
     let store = state.store();
-    let (written, digest) = match &checksum {
-        None => {
-            let mut bounded = (&mut reader).take(remaining);
-            (store.write(id, offset, &mut bounded).await, None)
-        }
-        Some(expected) => {
-            let mut hashing = HashingReader::new((&mut reader).take(remaining), expected.algorithm);
-            let written = store.write(id, offset, &mut hashing).await;
-            (written, Some(hashing.finish()))
-        }
+    let algorithms: &[_] = match &checksum {
+        Checksum::None => &[],
+        Checksum::Header(expected) => std::slice::from_ref(&expected.algorithm),
+        Checksum::Trailer => &ALL,
+    };
+    let (written, digests) = if algorithms.is_empty() {
+        let mut bounded = (&mut reader).take(remaining);
+        (store.write(id, offset, &mut bounded).await, None)
+    } else {
+        let mut hashing = HashingReader::new((&mut reader).take(remaining), algorithms);
+        let written = store.write(id, offset, &mut hashing).await;
+        (written, Some(hashing.finish()))
     };
     let outcome = match written {
-        // A body may run past the length: what fitted is stored, the rest is refused.
+        // A body may run past the length: what fitted is stored, the rest is refused. Reading
+        // on to the end also collects the trailers.
         Ok(n) if n - offset == remaining && reader.read_u8().await.is_ok() => {
             Err(TusError::BodyTooLong)
         }
-        Ok(n) => match (&checksum, digest) {
-            (Some(expected), Some(got)) if got != expected.digest => {
+        Ok(n) => match (&checksum, digests) {
+            (Checksum::Header(expected), Some(d)) if !d.matches(expected) => {
                 Err(TusError::ChecksumMismatch)
             }
+            (Checksum::Trailer, Some(d)) => verify_trailer(&trailers, &d).map(|()| n),
             _ => Ok(n),
         },
         Err(e) => Err(write_error(e)),
     };
-    if checksum.is_some() && outcome.is_err() {
+    if !matches!(checksum, Checksum::None) && outcome.is_err() {
         discard(state, id, offset).await?;
     }
     outcome

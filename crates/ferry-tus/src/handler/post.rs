@@ -6,7 +6,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
 
-use super::patch::{append, is_offset_stream, parse_checksum};
+use super::patch::{Checksum, append, is_offset_stream, parse_checksum};
 use super::{TusState, header_u64, require_version, tus_headers};
 use crate::id::UploadId;
 use crate::protocol::headers::{
@@ -63,7 +63,7 @@ pub(super) async fn handle(
     let checksum = if with_body {
         parse_checksum(&state, &headers)?
     } else {
-        None
+        Checksum::None
     };
     let declared = parse_u64(&headers, &header::CONTENT_LENGTH)?;
     if with_body && declared.zip(length).is_some_and(|(sent, len)| sent > len) {

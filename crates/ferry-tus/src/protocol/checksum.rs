@@ -97,24 +97,51 @@ impl Hasher {
     }
 }
 
-/// Feeds every byte read through it to a [`Hasher`].
+/// Feeds every byte read through it to one [`Hasher`] per algorithm asked for (one for an
+/// `Upload-Checksum` header; all of them when the algorithm only arrives in a trailer).
 #[derive(Debug)]
 pub struct HashingReader<R> {
     inner: R,
-    hasher: Hasher,
+    hashers: Vec<(Algorithm, Hasher)>,
 }
 
+/// Every supported algorithm, for a checksum announced as a trailer.
+pub const ALL: [Algorithm; 4] = [
+    Algorithm::Sha1,
+    Algorithm::Md5,
+    Algorithm::Sha256,
+    Algorithm::Crc32,
+];
+
 impl<R> HashingReader<R> {
-    pub fn new(inner: R, algorithm: Algorithm) -> Self {
+    pub fn new(inner: R, algorithms: &[Algorithm]) -> Self {
         Self {
             inner,
-            hasher: Hasher::new(algorithm),
+            hashers: algorithms.iter().map(|a| (*a, Hasher::new(*a))).collect(),
         }
     }
 
-    /// The digest of everything read so far.
-    pub fn finish(self) -> Vec<u8> {
-        self.hasher.finish()
+    /// The digests of everything read so far.
+    pub fn finish(self) -> Digests {
+        Digests(
+            self.hashers
+                .into_iter()
+                .map(|(a, h)| (a, h.finish()))
+                .collect(),
+        )
+    }
+}
+
+/// Finished digests, one per algorithm hashed.
+#[derive(Clone, Debug)]
+pub struct Digests(Vec<(Algorithm, Vec<u8>)>);
+
+impl Digests {
+    /// Whether the bytes had the `expected` digest (false if its algorithm was not hashed).
+    pub fn matches(&self, expected: &Expected) -> bool {
+        self.0
+            .iter()
+            .any(|(a, d)| *a == expected.algorithm && *d == expected.digest)
     }
 }
 
@@ -128,7 +155,9 @@ impl<R: AsyncRead + Unpin> AsyncRead for HashingReader<R> {
         let this = &mut *self;
         let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = polled {
-            this.hasher.update(&buf.filled()[before..]);
+            for (_, hasher) in &mut this.hashers {
+                hasher.update(&buf.filled()[before..]);
+            }
         }
         polled
     }
@@ -178,13 +207,11 @@ mod tests {
 
     #[tokio::test]
     async fn hashing_reader_digests_what_passes() {
-        let mut reader = HashingReader::new(&b"hello"[..], Algorithm::Sha1);
+        let mut reader = HashingReader::new(&b"hello"[..], &ALL);
         let mut out = Vec::new();
         reader.read_to_end(&mut out).await.expect("read");
         assert_eq!(out, b"hello");
-        assert_eq!(
-            STANDARD.encode(reader.finish()),
-            "qvTGHdzF6KLavt4PO0gs2a6pQ00="
-        );
+        let expected = Expected::parse("md5 XUFAKrxLKna5cZ2REBfFkg==").expect("valid");
+        assert!(reader.finish().matches(&expected));
     }
 }
