@@ -8,8 +8,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type Browser, launchBrowser } from './support/browser.ts';
-import { buildCorePage } from './support/core-page.ts';
+import { buildCorePage, stopFerryFirmly } from './support/core-page.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
+
+/** What the core test page (e2e/pages/core) puts on `window`. */
+type CoreWindow = {
+  core: typeof import('@ferry/core');
+  patternFile(name: string, size: number, seed: number, type?: string): File;
+  /** Set by specs: the engine under test. */
+  engine: import('@ferry/core').Ferry;
+};
 
 let page: { dir: string; remove(): Promise<void> };
 let ferry: RunningFerry;
@@ -60,7 +68,7 @@ afterAll(async () => {
   await browser?.close();
   stallServer?.closeAllConnections();
   await new Promise((ok) => stallServer?.close(ok));
-  await ferry?.stop();
+  if (ferry) await stopFerryFirmly(ferry);
   await page?.remove();
 });
 
@@ -70,9 +78,10 @@ test('an upload whose server stops reading ends in the stall message, retryable'
   await p.waitForFunction(() => (window as { ready?: boolean }).ready === true);
   const started = Date.now();
   const r = await p.evaluate(async (endpoint) => {
-    const { Ferry, TusUploader } = window.core;
+    const { Ferry, TusUploader } = (window as unknown as CoreWindow).core;
     const engine = new Ferry({ uploader: new TusUploader({ endpoint, resume: false }), stallTimeout: 3000 });
-    const id = engine.addFile({ data: window.patternFile('stall.bin', 96 * 1024 * 1024, 1) }) ?? '';
+    const id =
+      engine.addFile({ data: (window as unknown as CoreWindow).patternFile('stall.bin', 96 * 1024 * 1024, 1) }) ?? '';
     const errors: string[] = [];
     engine.on('upload-error', (_f, e) => errors.push(e.message));
     const result = await engine.upload();

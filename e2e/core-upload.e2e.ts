@@ -6,17 +6,16 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Browser, launchBrowser } from './support/browser.ts';
-import { buildCorePage, patternBytes, sha256Of } from './support/core-page.ts';
+import { buildCorePage, patternBytes, sha256Of, stopFerryFirmly } from './support/core-page.ts';
 import { type RunningFerry, startFerry, storedTusUploads } from './support/ferry.ts';
 
-declare global {
-  interface Window {
-    core: typeof import('@ferry/core');
-    patternFile(name: string, size: number, seed: number, type?: string): File;
-    /** Set by specs: the engine under test. */
-    engine: import('@ferry/core').Ferry;
-  }
-}
+/** What the core test page (e2e/pages/core) puts on `window`. */
+type CoreWindow = {
+  core: typeof import('@ferry/core');
+  patternFile(name: string, size: number, seed: number, type?: string): File;
+  /** Set by specs: the engine under test. */
+  engine: import('@ferry/core').Ferry;
+};
 
 const MiB = 1024 * 1024;
 let page: { dir: string; remove(): Promise<void> };
@@ -31,7 +30,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await ferry?.stop();
+  if (ferry) await stopFerryFirmly(ferry);
   await page?.remove();
 });
 
@@ -76,10 +75,10 @@ describe('tus', () => {
     await throttleUploads(p, 8 * MiB);
     const size = 24 * MiB + 123;
     const paused = await p.evaluate(async (size) => {
-      const { Ferry, TusUploader } = window.core;
+      const { Ferry, TusUploader } = (window as unknown as CoreWindow).core;
       const engine = new Ferry({ uploader: new TusUploader({ endpoint: '/files/', chunkSize: 2 * 1024 * 1024 }) });
-      window.engine = engine;
-      const id = engine.addFile({ data: window.patternFile('pause.bin', size, 7) }) ?? '';
+      (window as unknown as CoreWindow).engine = engine;
+      const id = engine.addFile({ data: (window as unknown as CoreWindow).patternFile('pause.bin', size, 7) }) ?? '';
       const reachedHalf = new Promise<void>((ok) => {
         const off = engine.on('upload-progress', (f) => {
           if (f.progress.bytesUploaded >= size / 3) {
@@ -112,7 +111,7 @@ describe('tus', () => {
     expect(await tusOffset(paused.url)).toBe(offset);
 
     const done = await p.evaluate(async (id) => {
-      const engine = window.engine;
+      const engine = (window as unknown as CoreWindow).engine;
       const resumedFrom = new Promise<number>((ok) => {
         const off = engine.on('upload-progress', (f) => {
           off();
@@ -142,10 +141,10 @@ describe('tus', () => {
     await throttleUploads(p, 4 * MiB);
     const size = 16 * MiB + 5;
     const id = await p.evaluate(async (size) => {
-      const { Ferry, TusUploader } = window.core;
+      const { Ferry, TusUploader } = (window as unknown as CoreWindow).core;
       const engine = new Ferry({ uploader: new TusUploader({ endpoint: '/files/', chunkSize: 1024 * 1024 }) });
-      window.engine = engine;
-      const id = engine.addFile({ data: window.patternFile('offline.bin', size, 11) }) ?? '';
+      (window as unknown as CoreWindow).engine = engine;
+      const id = engine.addFile({ data: (window as unknown as CoreWindow).patternFile('offline.bin', size, 11) }) ?? '';
       const started = new Promise<void>((ok) => {
         const off = engine.on('upload-progress', (f) => {
           if (f.progress.bytesUploaded > 0) {
@@ -159,19 +158,23 @@ describe('tus', () => {
       return id;
     }, size);
     await browser.context.setOffline(true);
-    await p.waitForFunction((id) => window.engine.getFile(id)?.state === 'paused', id, { timeout: 10_000 });
+    await p.waitForFunction((id) => (window as unknown as CoreWindow).engine.getFile(id)?.state === 'paused', id, {
+      timeout: 10_000,
+    });
     const offline = await p.evaluate(() => ({
-      isOffline: window.engine.getState().isOffline,
-      info: window.engine.getState().info.map((i) => [i.type, i.message]),
+      isOffline: (window as unknown as CoreWindow).engine.getState().isOffline,
+      info: (window as unknown as CoreWindow).engine.getState().info.map((i) => [i.type, i.message]),
     }));
     expect(offline.isOffline).toBe(true);
     expect(offline.info).toContainEqual(['error', 'No Internet connection']);
 
     await browser.context.setOffline(false);
-    await p.waitForFunction((id) => window.engine.getFile(id)?.state === 'complete', id, { timeout: 60_000 });
+    await p.waitForFunction((id) => (window as unknown as CoreWindow).engine.getFile(id)?.state === 'complete', id, {
+      timeout: 60_000,
+    });
     const online = await p.evaluate(() => ({
-      isOffline: window.engine.getState().isOffline,
-      info: window.engine.getState().info.map((i) => i.message),
+      isOffline: (window as unknown as CoreWindow).engine.getState().isOffline,
+      info: (window as unknown as CoreWindow).engine.getState().info.map((i) => i.message),
     }));
     expect(online.isOffline).toBe(false);
     expect(online.info).not.toContain('No Internet connection');
@@ -194,9 +197,11 @@ describe('tus bookkeeping', () => {
     // No throttling here: a throttled, aborted request can linger in Chromium and hold the
     // upload's lock; many small chunks leave time to remove the file mid-upload instead.
     const url = await p.evaluate(async () => {
-      const { Ferry, TusUploader } = window.core;
+      const { Ferry, TusUploader } = (window as unknown as CoreWindow).core;
       const engine = new Ferry({ uploader: new TusUploader({ endpoint: '/files/', chunkSize: 1024 * 1024 }) });
-      const id = engine.addFile({ data: window.patternFile('removed.bin', 128 * 1024 * 1024, 2) }) ?? '';
+      const id =
+        engine.addFile({ data: (window as unknown as CoreWindow).patternFile('removed.bin', 128 * 1024 * 1024, 2) }) ??
+        '';
       const started = new Promise<void>((ok) => {
         const off = engine.on('upload-progress', (f) => {
           if (f.progress.bytesUploaded > 0) {
@@ -238,9 +243,9 @@ describe('tus bookkeeping', () => {
     const first = await openPage();
     await throttleUploads(first, 4 * MiB);
     const url = await first.evaluate(async (size) => {
-      const { Ferry, TusUploader } = window.core;
+      const { Ferry, TusUploader } = (window as unknown as CoreWindow).core;
       const engine = new Ferry({ uploader: new TusUploader({ endpoint: '/files/', chunkSize: 1024 * 1024 }) });
-      const id = engine.addFile({ data: window.patternFile('again.bin', size, 13) }) ?? '';
+      const id = engine.addFile({ data: (window as unknown as CoreWindow).patternFile('again.bin', size, 13) }) ?? '';
       const some = new Promise<void>((ok) => {
         const off = engine.on('upload-progress', (f) => {
           if (f.progress.bytesUploaded >= 2 * 1024 * 1024) {
@@ -261,9 +266,9 @@ describe('tus bookkeeping', () => {
 
     const second = await openPage();
     const r = await second.evaluate(async (size) => {
-      const { Ferry, TusUploader } = window.core;
+      const { Ferry, TusUploader } = (window as unknown as CoreWindow).core;
       const engine = new Ferry({ uploader: new TusUploader({ endpoint: '/files/' }) });
-      const id = engine.addFile({ data: window.patternFile('again.bin', size, 13) }) ?? '';
+      const id = engine.addFile({ data: (window as unknown as CoreWindow).patternFile('again.bin', size, 13) }) ?? '';
       let firstProgress = -1;
       engine.on('upload-progress', (f) => {
         if (firstProgress < 0) firstProgress = f.progress.bytesUploaded;
@@ -287,9 +292,9 @@ describe('xhr', () => {
     const p = await openPage();
     const size = 5 * MiB + 17;
     const r = await p.evaluate(async (size) => {
-      const { Ferry, XhrUploader } = window.core;
+      const { Ferry, XhrUploader } = (window as unknown as CoreWindow).core;
       const engine = new Ferry({ uploader: new XhrUploader({ endpoint: '/upload' }), meta: { album: 'x' } });
-      const id = engine.addFile({ data: window.patternFile('form é.bin', size, 3) }) ?? '';
+      const id = engine.addFile({ data: (window as unknown as CoreWindow).patternFile('form é.bin', size, 3) }) ?? '';
       let progressEvents = 0;
       engine.on('upload-progress', () => {
         progressEvents += 1;
@@ -318,14 +323,17 @@ describe('xhr', () => {
     const p = await openPage();
     const size = 2 * MiB + 1;
     const r = await p.evaluate(async (size) => {
-      const { Ferry, XhrUploader } = window.core;
+      const { Ferry, XhrUploader } = (window as unknown as CoreWindow).core;
       const uploader = new XhrUploader({
         endpoint: (f) => `/upload/raw?name=${encodeURIComponent(f.name)}`,
         method: 'PUT',
         formData: false,
       });
       const engine = new Ferry({ uploader });
-      const id = engine.addFile({ data: window.patternFile('raw.pdf', size, 5, 'application/pdf') }) ?? '';
+      const id =
+        engine.addFile({
+          data: (window as unknown as CoreWindow).patternFile('raw.pdf', size, 5, 'application/pdf'),
+        }) ?? '';
       await engine.upload();
       const f = engine.getFile(id);
       return { state: f?.state, uploadURL: f?.uploadURL ?? '', body: f?.response?.body };
@@ -344,15 +352,17 @@ describe('xhr', () => {
       if (req.method() === 'POST' && new URL(req.url()).pathname === '/upload') posts += 1;
     });
     const r = await p.evaluate(async (sizes) => {
-      const { Ferry, XhrUploader } = window.core;
+      const { Ferry, XhrUploader } = (window as unknown as CoreWindow).core;
       const engine = new Ferry({ uploader: new XhrUploader({ endpoint: '/upload', bundle: true }) });
-      const ids = engine.addFiles(sizes.map((size, i) => ({ data: window.patternFile(`b${i}.bin`, size, 20 + i) })));
+      const ids = engine.addFiles(
+        sizes.map((size, i) => ({ data: (window as unknown as CoreWindow).patternFile(`b${i}.bin`, size, 20 + i) })),
+      );
       const result = await engine.upload();
       const urls = ids.map((id) => engine.getFile(id)?.uploadURL ?? '');
 
       const withRemote = new Ferry({ uploader: new XhrUploader({ endpoint: '/upload', bundle: true }) });
       withRemote.addFiles([
-        { data: window.patternFile('local.bin', 10, 1) },
+        { data: (window as unknown as CoreWindow).patternFile('local.bin', 10, 1) },
         { name: 'cloud.bin', isRemote: true, remote: { companionUrl: 'http://c', body: { fileId: '1' } } },
       ]);
       const refused = await withRemote.upload();
@@ -395,9 +405,9 @@ test('a server refusal keeps its status and message and is not retried', async (
       if (req.method() === 'POST') posts += 1;
     });
     const r = await p.evaluate(async () => {
-      const { Ferry, XhrUploader } = window.core;
+      const { Ferry, XhrUploader } = (window as unknown as CoreWindow).core;
       const engine = new Ferry({ uploader: new XhrUploader({ endpoint: '/upload' }) });
-      const id = engine.addFile({ data: window.patternFile('big.bin', 5000, 1) }) ?? '';
+      const id = engine.addFile({ data: (window as unknown as CoreWindow).patternFile('big.bin', 5000, 1) }) ?? '';
       await engine.upload();
       return { error: engine.getFile(id)?.error, info: engine.getState().info.map((i) => [i.message, i.details]) };
     });
@@ -406,6 +416,6 @@ test('a server refusal keeps its status and message and is not retried', async (
     expect(posts).toBe(1);
     await p.close();
   } finally {
-    await small.stop();
+    await stopFerryFirmly(small);
   }
 });

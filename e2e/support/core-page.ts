@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'vite';
+import type { RunningFerry } from './ferry.ts';
 
 export const corePageRoot = resolve(import.meta.dirname, '..', 'pages', 'core');
 
@@ -31,4 +32,17 @@ export function patternBytes(size: number, seed: number): Uint8Array {
 
 export function sha256Of(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
+}
+
+/**
+ * Stops a ferry started by a spec; if a lingering connection keeps its graceful shutdown from
+ * finishing within 10 s, kills it (by its PID) so no server outlives the spec.
+ */
+export async function stopFerryFirmly(ferry: RunningFerry): Promise<void> {
+  const timer = setTimeout(() => ferry.process.kill('SIGKILL'), 10_000);
+  try {
+    await ferry.stop();
+  } finally {
+    clearTimeout(timer);
+  }
 }
