@@ -123,7 +123,7 @@ async fn kill_9_mid_patch_then_resume_is_byte_exact() {
         .expect("ascii")
         .parse()
         .expect("number");
-    assert!(offset >= 1 << 20 && offset <= 10 << 20, "offset {offset}");
+    assert!((1 << 20..=10 << 20).contains(&offset), "offset {offset}");
     let stored = std::fs::read(&on_disk).expect("data file");
     assert_eq!(stored.len(), offset);
     assert!(
