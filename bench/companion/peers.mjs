@@ -19,8 +19,10 @@ if (role === 'origin') {
   const server = new Server({ path: '/files', datastore: new FileStore({ directory: arg }) });
   server.listen({ host: '127.0.0.1', port: Number(port) }, () => console.log('ready'));
 } else if (role === 'companion') {
-  const companion = await import('@uppy/companion/lib/companion.js');
-  const { default: standalone } = await import('@uppy/companion/lib/standalone/index.js');
+  // The package's `exports` hide these files; import them by path (peers.md's recipe).
+  const lib = new URL('./node_modules/@uppy/companion/lib/', import.meta.url);
+  const companion = await import(new URL('companion.js', lib).href);
+  const { default: standalone } = await import(new URL('standalone/index.js', lib).href);
   const { app } = standalone();
   const server = app.listen(Number(port), '127.0.0.1', () => console.log('ready'));
   companion.socket(server);
