@@ -15,7 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use tokio::fs::{self, File, OpenOptions};
-use tokio::io::{AsyncSeekExt, AsyncWriteExt, BufWriter};
+use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt, BufWriter};
 
 use super::{
     BodyReader, Concat, Concatenate, DeferLength, Expire, NewUpload, Store, StoreError, Terminate,
@@ -92,6 +92,37 @@ fn secs(t: SystemTime) -> u64 {
         .unwrap_or(0)
 }
 
+/// Bytes written between background fsyncs of a long write.
+const SYNC_EVERY: u64 = 64 * 1024 * 1024;
+
+/// Copies `body` into `out`, starting an fsync in the background every [`SYNC_EVERY`] bytes
+/// (one at a time) so the fsync that ends the write has little left to flush: the disk works
+/// while the body is still arriving instead of after it.
+async fn copy_syncing(
+    body: BodyReader<'_>,
+    out: &mut BufWriter<File>,
+    syncer: &File,
+) -> std::io::Result<u64> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let (mut total, mut since_sync) = (0u64, 0u64);
+    let mut syncing: Option<tokio::task::JoinHandle<std::io::Result<()>>> = None;
+    loop {
+        let n = body.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(total);
+        }
+        out.write_all(&buf[..n]).await?;
+        total += n as u64;
+        since_sync += n as u64;
+        if since_sync >= SYNC_EVERY && syncing.as_ref().is_none_or(|t| t.is_finished()) {
+            out.flush().await?;
+            let file = syncer.try_clone().await?;
+            syncing = Some(tokio::spawn(async move { file.sync_data().await }));
+            since_sync = 0;
+        }
+    }
+}
+
 /// Makes a rename or create in `dir` durable.
 async fn sync_dir(dir: &Path) -> std::io::Result<()> {
     File::open(dir).await?.sync_all().await
@@ -148,8 +179,9 @@ impl Store for FsStore {
             .open(self.data_path(id))
             .await?;
         file.seek(std::io::SeekFrom::Start(offset)).await?;
+        let syncer = file.try_clone().await?;
         let mut out = BufWriter::with_capacity(WRITE_BUFFER, file);
-        let copied = tokio::io::copy(body, &mut out).await;
+        let copied = copy_syncing(body, &mut out, &syncer).await;
         // Whatever arrived before an error is kept: flush and sync it either way.
         let flushed = out.flush().await;
         let file = out.into_inner();
