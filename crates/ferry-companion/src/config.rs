@@ -36,8 +36,6 @@ pub struct CompanionConfig {
     pub retry_delays: Vec<Duration>,
     /// The bucket for `s3-multipart` transfers (shared with the S3 signing routes).
     pub s3: Option<crate::s3::S3State>,
-    /// Value of the `i-am` response header naming this instance, if any.
-    pub instance_name: Option<String>,
 }
 
 impl Default for CompanionConfig {
@@ -57,7 +55,6 @@ impl Default for CompanionConfig {
             forward_authorization: false,
             retry_delays: [0, 1000, 3000, 5000].map(Duration::from_millis).to_vec(),
             s3: None,
-            instance_name: None,
         }
     }
 }
