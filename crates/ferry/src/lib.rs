@@ -86,11 +86,22 @@ fn log_span(req: &axum::http::Request<axum::body::Body>) -> tracing::Span {
     tracing::info_span!("request", method = %req.method(), path = %path)
 }
 
-/// Serves `config` on `listener` until `shutdown` resolves; in-flight requests finish first.
+/// Serves `config` on `listener` until `shutdown` resolves; in-flight requests then get
+/// [`SHUTDOWN_GRACE`] to finish.
 pub async fn serve(
     config: &ServeConfig,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_with_grace(config, listener, shutdown, SHUTDOWN_GRACE).await
+}
+
+/// [`serve`] with a chosen grace period after `shutdown`.
+pub async fn serve_with_grace(
+    config: &ServeConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    grace: std::time::Duration,
 ) -> std::io::Result<()> {
     // The bound address (not `:0`) is the server's own origin for the companion's allowlist.
     let mut config = config.clone();
@@ -98,10 +109,32 @@ pub async fn serve(
     let app = app(&config).await?;
     // Connection info lets the tus endpoint cap uploads per client address.
     let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = stopping_tx.send(());
+    });
+    // A stalled client must not keep the process alive forever after a signal: requests in
+    // flight get a grace period, then their connections are dropped. Uploads lose nothing
+    // acknowledged; tus stores keep every byte that reached them, so clients resume.
+    let deadline = async move {
+        if stopping_rx.await.is_ok() {
+            tokio::time::sleep(grace).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        result = server => result,
+        () = deadline => {
+            tracing::warn!(?grace, "requests still in flight after the grace period; closing them");
+            Ok(())
+        }
+    }
 }
+
+/// How long requests in flight may take to finish after SIGINT/SIGTERM.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Resolves on SIGINT or SIGTERM.
 pub async fn shutdown_signal() {

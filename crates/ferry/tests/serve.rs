@@ -93,3 +93,61 @@ async fn tus_upload_lands_in_the_data_dir() {
     let stored = std::fs::read(server.data.path().join("tus").join(id)).expect("stored file");
     assert_eq!(sha256_hex(&stored), sha256_hex(&bytes));
 }
+
+#[tokio::test]
+async fn shutdown_closes_a_stalled_upload_after_the_grace_period() {
+    use tokio::io::AsyncWriteExt;
+
+    let data = tempfile::tempdir().expect("temp dir");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let config = ServeConfig {
+        listen: addr,
+        data_dir: data.path().to_owned(),
+        ui_dir: None,
+        max_size: None,
+        s3: Default::default(),
+        tus: Default::default(),
+        companion: Default::default(),
+    };
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let grace = std::time::Duration::from_millis(300);
+    let server = tokio::spawn(async move {
+        ferry::serve_with_grace(
+            &config,
+            listener,
+            async move {
+                let _ = stop_rx.await;
+            },
+            grace,
+        )
+        .await
+    });
+
+    // A client that creates an upload, then starts a PATCH and never sends its body.
+    let client = reqwest::Client::new();
+    let created = client
+        .post(format!("http://{addr}/files/"))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Length", "1000000")
+        .send()
+        .await
+        .expect("create");
+    let location = created.headers()["location"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    let mut stalled = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let head = format!(
+        "PATCH {location} HTTP/1.1\r\nHost: {addr}\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\n\
+         Content-Type: application/offset+octet-stream\r\nContent-Length: 1000000\r\n\r\nabc"
+    );
+    stalled.write_all(head.as_bytes()).await.expect("write");
+
+    let _ = stop_tx.send(());
+    let finished = tokio::time::timeout(std::time::Duration::from_secs(5), server)
+        .await
+        .expect("serve returned within the grace period")
+        .expect("task");
+    assert!(finished.is_ok(), "{finished:?}");
+}
