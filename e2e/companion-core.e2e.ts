@@ -14,8 +14,7 @@ import { type RunningFerry, startFerry } from './support/ferry.ts';
 
 declare global {
   interface Window {
-    // biome-ignore lint/suspicious/noExplicitAny: @ferry/core is driven from page scripts
-    core: any;
+    core: typeof import('@ferry/core');
   }
 }
 
@@ -79,9 +78,9 @@ async function storedSha(url: string): Promise<string> {
 }
 
 test.each([
-  { protocol: 'tus', endpoint: '/files/', pause: false },
-  { protocol: 'tus', endpoint: '/files/', pause: true },
-  { protocol: 'multipart', endpoint: '/upload', pause: true },
+  { protocol: 'tus' as const, endpoint: '/files/', pause: false },
+  { protocol: 'tus' as const, endpoint: '/files/', pause: true },
+  { protocol: 'multipart' as const, endpoint: '/upload', pause: true },
 ])(
   'RemoteUploader $protocol (pause: $pause) imports a link byte-exact',
   async ({ protocol, endpoint, pause }) => {
@@ -109,12 +108,12 @@ test.each([
           });
         }
         const result = await ferry.upload();
-        const file = ferry.getFile(id);
+        const file = id === null ? undefined : ferry.getFile(id);
         return {
           meta,
           paused,
           ok: result.successful.length,
-          failed: result.failed.map((f: { error?: { message?: string } }) => f.error?.message),
+          failed: result.failed.map((f) => f.error?.message),
           url: file?.uploadURL as string | undefined,
         };
       },
