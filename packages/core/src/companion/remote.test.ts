@@ -207,4 +207,14 @@ describe('urlMeta', () => {
       'URL not allowed',
     );
   });
+
+  it('treats a 200 answer with an error field as a failed fetch, keeping the status', async () => {
+    const withError = vi.fn(async () => new Response(JSON.stringify({ error: 'could not reach the file' })));
+    const failure = await urlMeta('http://c.test', 'https://x/a', withError as unknown as typeof fetch).catch(
+      (e: unknown) => e,
+    );
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toBe('could not reach the file');
+    expect((failure as { status?: number }).status).toBe(200);
+  });
 });

@@ -42,9 +42,18 @@ export async function urlMeta(companionUrl: string, url: string, fetchImpl: Fetc
     headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({ url }),
   });
-  const body = (await res.json().catch(() => ({}))) as Partial<UrlMeta> & { message?: string };
-  if (!res.ok)
-    throw new UploaderError(body.message ?? 'Failed to fetch the file', { status: res.status, retryable: false });
+  const body = (await res.json().catch(() => ({}))) as Partial<UrlMeta> & {
+    message?: string;
+    error?: string | { message?: string };
+  };
+  // Companion can answer 200 with an `error` field: that is a failed fetch too (spec §8).
+  if (!res.ok || body.error) {
+    const reason = typeof body.error === 'string' ? body.error : body.error?.message;
+    throw new UploaderError(body.message ?? reason ?? 'Failed to fetch the file', {
+      status: res.status,
+      retryable: false,
+    });
+  }
   return { name: body.name ?? 'untitled', type: body.type ?? '', size: body.size ?? null };
 }
 
