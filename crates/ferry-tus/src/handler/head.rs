@@ -1,11 +1,15 @@
 //! HEAD: the upload's durable offset, length, metadata and concatenation state. Never has a
-//! body. Taking the upload's lock ends a PATCH still in flight, so the answer is prompt and
-//! reports exactly what that PATCH stored.
+//! body. A final upload still waiting for parts (`concatenation-unfinished`) has no
+//! `Upload-Offset`, and `Upload-Length` only once every part's length is known; one whose parts
+//! have all finished is concatenated first (this completes a final left pending by a restart).
+//! Taking the upload's lock ends a PATCH still in flight, so the answer is prompt and reports
+//! exactly what that PATCH stored.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+use super::pending::{finish_if_ready, pending_length};
 use super::{TusState, header_u64, parse_id, require_version, tus_headers};
 use crate::protocol::TusError;
 use crate::protocol::headers::{
@@ -39,13 +43,20 @@ async fn info_headers(
     let _guard = state.locks().lock(&id).await;
     let info = state.store().info(&id).await?;
     state.check_not_expired(&info)?;
+    let info = finish_if_ready(state, info).await?;
     let mut out = tus_headers();
     out.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    out.insert(UPLOAD_OFFSET, header_u64(info.offset));
-    match info.length {
-        Some(length) => out.insert(UPLOAD_LENGTH, header_u64(length)),
-        None => out.insert(UPLOAD_DEFER_LENGTH, HeaderValue::from_static("1")),
-    };
+    if info.pending {
+        if let Some(length) = pending_length(state, &info).await? {
+            out.insert(UPLOAD_LENGTH, header_u64(length));
+        }
+    } else {
+        out.insert(UPLOAD_OFFSET, header_u64(info.offset));
+        match info.length {
+            Some(length) => out.insert(UPLOAD_LENGTH, header_u64(length)),
+            None => out.insert(UPLOAD_DEFER_LENGTH, HeaderValue::from_static("1")),
+        };
+    }
     if !info.metadata.is_empty() {
         if let Ok(v) = HeaderValue::from_str(&info.metadata.render()) {
             out.insert(UPLOAD_METADATA, v);

@@ -3,6 +3,7 @@
 //! [`router`] mounts `{base}` (OPTIONS, POST) and `{base}{id}` (HEAD, PATCH, DELETE, GET, and
 //! POST with `X-HTTP-Method-Override`). Path segments that are not server-issued ids are
 //! answered 404 before the store is asked. Shared pieces: [`body`] (the guarded request body),
+//! [`pending`] (finals created before their parts finished),
 //! [`limits`] (per-client cap), [`cors`], [`sweeper`] (expiration).
 
 mod body;
@@ -14,6 +15,7 @@ mod limits;
 mod method_override;
 mod options;
 mod patch;
+mod pending;
 mod post;
 mod sweeper;
 
@@ -134,6 +136,9 @@ impl TusState {
         }
         if store.as_concatenate().is_some() {
             extensions.push("concatenation");
+            if store.as_concatenate_unfinished().is_some() {
+                extensions.push("concatenation-unfinished");
+            }
         }
         if self.expiry().is_some() {
             extensions.push("expiration");

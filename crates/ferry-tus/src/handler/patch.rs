@@ -1,6 +1,7 @@
 //! PATCH: appends the body at `Upload-Offset` and answers 204 with the new offset. Also sets a
 //! deferred `Upload-Length` and verifies `Upload-Checksum`. [`append`] is shared with
-//! creation-with-upload.
+//! creation-with-upload. A partial upload that a PATCH finishes completes the pending final
+//! uploads waiting for it (`concatenation-unfinished`).
 
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -8,13 +9,14 @@ use axum::http::{Extensions, HeaderMap, StatusCode, header};
 use tokio::io::AsyncReadExt;
 
 use super::body::{GuardedBody, Trailers, write_error};
+use super::pending::finish_finals_of;
 use super::{TusState, header_u64, now_secs, parse_id, require_version, tus_headers};
 use crate::id::UploadId;
 use crate::lock::UploadGuard;
 use crate::protocol::checksum::{ALL, Digests, Expected, HashingReader};
 use crate::protocol::headers::{UPLOAD_CHECKSUM, UPLOAD_LENGTH, UPLOAD_OFFSET, parse_u64};
 use crate::protocol::{OFFSET_OCTET_STREAM, TusError};
-use crate::store::UploadInfo;
+use crate::store::{Concat, UploadInfo};
 
 pub(super) async fn handle(
     State(state): State<TusState>,
@@ -70,6 +72,9 @@ pub(super) async fn handle(
 
     let new_offset = append(&state, &id, &info, body, declared, checksum, &guard).await?;
     tracing::debug!(upload = %id, from = offset, to = new_offset, "bytes stored");
+    if info.concat == Some(Concat::Partial) && info.length == Some(new_offset) {
+        finish_finals_of(&state, &id).await;
+    }
     let mut out = tus_headers();
     out.insert(UPLOAD_OFFSET, header_u64(new_offset));
     info.offset = new_offset;

@@ -1,12 +1,15 @@
 //! POST (creation): makes a new upload and answers 201 with its `Location`. Covers
 //! creation-with-upload (first bytes in the same request), creation-defer-length, and
-//! concatenation (`Upload-Concat: partial` / `final;...`).
+//! concatenation (`Upload-Concat: partial` / `final;...`). With concatenation-unfinished a final
+//! upload may name parts that are not finished yet: it is recorded as pending and concatenated
+//! when the last part finishes (see [`super::pending`]).
 
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
 
 use super::patch::{Checksum, append, is_offset_stream, parse_checksum};
+use super::pending::finish_if_ready;
 use super::{TusState, header_u64, require_version, tus_headers};
 use crate::id::UploadId;
 use crate::protocol::headers::{
@@ -119,7 +122,8 @@ fn created(state: &TusState, info: &UploadInfo) -> Result<HeaderMap, TusError> {
     Ok(out)
 }
 
-/// A final upload from finished partial uploads of this server.
+/// A final upload from partial uploads of this server: concatenated at once when every part is
+/// finished, else (concatenation-unfinished) recorded as pending.
 async fn create_final(
     state: &TusState,
     headers: &HeaderMap,
@@ -133,22 +137,52 @@ async fn create_final(
         .store()
         .as_concatenate()
         .ok_or(TusError::UnsupportedExtension)?;
+    let unfinished = state.store().as_concatenate_unfinished();
     let mut total = 0u64;
+    let mut all_finished = true;
     for part in parts {
         let info = match state.store().info(part).await {
             Ok(info) => info,
             Err(crate::store::StoreError::NotFound) => return Err(TusError::InvalidConcatParts),
             Err(e) => return Err(e.into()),
         };
-        if info.concat != Some(Concat::Partial) || !info.is_complete() {
+        if info.concat != Some(Concat::Partial) {
             return Err(TusError::InvalidConcatParts);
         }
-        total = total.saturating_add(info.offset);
+        if !info.is_complete() {
+            if unfinished.is_none() {
+                return Err(TusError::InvalidConcatParts);
+            }
+            all_finished = false;
+        }
+        total = total.saturating_add(info.length.unwrap_or(info.offset));
     }
     if state.config().max_size.is_some_and(|max| total > max) {
         return Err(TusError::TooLarge);
     }
-    let info = concatenate.concatenate(parts, metadata).await?;
-    tracing::info!(upload = %info.id, parts = parts.len(), length = total, "final upload made");
+    let info = match unfinished {
+        Some(unfinished) if !all_finished => {
+            let info = unfinished.create_pending(parts, metadata).await?;
+            // A part may have finished since it was checked, before this final could be found:
+            // look again under the final's lock.
+            let id = UploadId::parse(&info.id).ok_or(TusError::Internal)?;
+            let _guard = state.locks().lock(&id).await;
+            let info = finish_if_ready(state, info).await?;
+            let (upload, pending) = (&info.id, info.pending);
+            tracing::info!(upload, parts = parts.len(), pending, "final upload made");
+            info
+        }
+        _ => {
+            let info = concatenate.concatenate(parts, metadata).await?;
+            let upload = &info.id;
+            tracing::info!(
+                upload,
+                parts = parts.len(),
+                length = total,
+                "final upload made"
+            );
+            info
+        }
+    };
     Ok((StatusCode::CREATED, created(state, &info)?))
 }

@@ -49,6 +49,9 @@ pub async fn run(store: &dyn Store) -> Result<(), String> {
     concatenate(store)
         .await
         .map_err(|e| format!("concatenate: {e}"))?;
+    concatenate_unfinished(store)
+        .await
+        .map_err(|e| format!("concatenate_unfinished: {e}"))?;
     expire(store).await.map_err(|e| format!("expire: {e}"))?;
     truncate(store)
         .await
@@ -299,6 +302,52 @@ async fn concatenate(store: &dyn Store) -> Result<(), String> {
         read_all(store, &id).await? == parts.concat(),
         "final bytes differ"
     );
+    Ok(())
+}
+
+async fn concatenate_unfinished(store: &dyn Store) -> Result<(), String> {
+    let Some(unfinished) = store.as_concatenate_unfinished() else {
+        return Ok(());
+    };
+    let parts = [random(70_001), random(3)];
+    let mut ids = Vec::new();
+    for part in &parts {
+        ids.push(new_upload(store, Some(part.len() as u64), true).await?);
+    }
+    write(store, &ids[0], 0, &parts[0]).await?;
+    let info = unfinished
+        .create_pending(&ids, Metadata::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let id = id_of(&info)?;
+    let stored = store.info(&id).await.map_err(|e| e.to_string())?;
+    ensure!(
+        stored.pending && stored.is_final() && !stored.is_complete(),
+        "pending info {stored:?}"
+    );
+    let waiting = unfinished
+        .pending_with(&ids[1])
+        .await
+        .map_err(|e| e.to_string())?;
+    ensure!(waiting == [id.clone()], "pending_with {waiting:?}");
+    write(store, &ids[1], 0, &parts[1]).await?;
+    let done = unfinished
+        .finish_pending(&id)
+        .await
+        .map_err(|e| e.to_string())?;
+    ensure!(
+        !done.pending && done.is_complete() && done.length == Some(70_004),
+        "finished info {done:?}"
+    );
+    ensure!(
+        read_all(store, &id).await? == parts.concat(),
+        "final bytes differ"
+    );
+    let waiting = unfinished
+        .pending_with(&ids[1])
+        .await
+        .map_err(|e| e.to_string())?;
+    ensure!(waiting.is_empty(), "still pending {waiting:?}");
     Ok(())
 }
 

@@ -58,6 +58,10 @@ pub struct UploadInfo {
     pub updated_at: u64,
     #[serde(default)]
     pub concat: Option<Concat>,
+    /// A final upload created before all its parts finished (`concatenation-unfinished`): it
+    /// holds no bytes and no length until the last part finishes and it is concatenated.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
 }
 
 impl UploadInfo {
@@ -117,6 +121,12 @@ pub trait Store: Send + Sync + 'static {
         None
     }
 
+    /// The concatenation-unfinished capability, if the store has it. Only used together with
+    /// [`Store::as_concatenate`].
+    fn as_concatenate_unfinished(&self) -> Option<&dyn ConcatenateUnfinished> {
+        None
+    }
+
     /// The expiration capability, if the store has it.
     fn as_expire(&self) -> Option<&dyn Expire> {
         None
@@ -151,6 +161,28 @@ pub trait Concatenate: Send + Sync {
         parts: &[UploadId],
         metadata: Metadata,
     ) -> Result<UploadInfo, StoreError>;
+}
+
+/// Capability: create a final upload before its partial uploads are finished
+/// (`concatenation-unfinished`) and concatenate it once they are. The pending final is
+/// persisted (its info lists the part ids and `pending`), so a restart still completes it.
+#[async_trait]
+pub trait ConcatenateUnfinished: Send + Sync {
+    /// Records a pending final upload of `parts`, with no bytes and no length yet. The caller
+    /// checks that every part is a partial upload.
+    async fn create_pending(
+        &self,
+        parts: &[UploadId],
+        metadata: Metadata,
+    ) -> Result<UploadInfo, StoreError>;
+
+    /// Ids of the pending final uploads that name `part`.
+    async fn pending_with(&self, part: &UploadId) -> Result<Vec<UploadId>, StoreError>;
+
+    /// Concatenates the parts of the pending final upload `id` into it and clears `pending`;
+    /// an upload no longer pending is returned as it is. The caller holds the final's lock and
+    /// checks that every part is finished.
+    async fn finish_pending(&self, id: &UploadId) -> Result<UploadInfo, StoreError>;
 }
 
 /// Capability: find unfinished uploads untouched since a moment, so a sweeper can terminate

@@ -32,7 +32,19 @@ impl Endpoint {
     }
 
     pub async fn with(config: TusConfig) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
+        Self::in_dir(tempfile::tempdir().expect("temp dir"), config).await
+    }
+
+    /// Stops this endpoint and serves its directory from a new store and state, as after a
+    /// restart of the process.
+    pub async fn restart(mut self, config: TusConfig) -> Self {
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"));
+        drop(self);
+        Self::in_dir(dir, config).await
+    }
+
+    /// An endpoint on a new store over `dir`, which may already hold uploads.
+    pub async fn in_dir(dir: tempfile::TempDir, config: TusConfig) -> Self {
         let store = FsStore::open(dir.path()).await.expect("store");
         let state = TusState::new(Arc::new(store.clone()), config);
         let app =

@@ -4,7 +4,7 @@ use ferry_tus::TusConfig;
 
 use crate::common::{Case, Endpoint, run_table};
 
-const EXTENSIONS: &str = "creation,creation-with-upload,creation-defer-length,termination,checksum,checksum-trailer,concatenation,expiration";
+const EXTENSIONS: &str = "creation,creation-with-upload,creation-defer-length,termination,checksum,checksum-trailer,concatenation,concatenation-unfinished,expiration";
 
 #[tokio::test]
 async fn options_table() {

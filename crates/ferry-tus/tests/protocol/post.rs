@@ -164,7 +164,7 @@ async fn creation_table() {
             expect: &[],
         },
         Case {
-            name: "final naming an unfinished or non-partial upload",
+            name: "final naming a non-partial upload",
             method: "POST",
             path: "/files/",
             headers: &[V, ("Upload-Concat", "final;/files/{id}")],

@@ -1,5 +1,9 @@
-//! The fs store's optional capabilities: termination, deferred length, concatenation,
-//! expiration and truncation.
+//! The fs store's optional capabilities: termination, deferred length, concatenation (finished
+//! and unfinished), expiration and truncation.
+//!
+//! Pending finals (concatenation-unfinished) are found by scanning the info files when a part
+//! finishes, not through an index: the info file is the only record, so a crash can never leave
+//! an index and the infos disagreeing, and the scan runs only when a partial upload completes.
 
 use async_trait::async_trait;
 use tokio::fs::{self, File, OpenOptions};
@@ -9,7 +13,8 @@ use super::{FsStore, WRITE_BUFFER, now_secs};
 use crate::id::UploadId;
 use crate::protocol::Metadata;
 use crate::store::{
-    Concat, Concatenate, DeferLength, Expire, Store, StoreError, Terminate, Truncate, UploadInfo,
+    Concat, Concatenate, ConcatenateUnfinished, DeferLength, Expire, Store, StoreError, Terminate,
+    Truncate, UploadInfo,
 };
 
 #[async_trait]
@@ -40,16 +45,11 @@ impl DeferLength for FsStore {
     }
 }
 
-#[async_trait]
-impl Concatenate for FsStore {
-    async fn concatenate(
-        &self,
-        parts: &[UploadId],
-        metadata: Metadata,
-    ) -> Result<UploadInfo, StoreError> {
-        let id = UploadId::generate();
-        // Bytes go to a temporary name and appear complete or not at all: a crash mid-copy
-        // leaves no final upload that claims bytes it lacks.
+impl FsStore {
+    /// Copies the parts, in order, into `id`'s data file and returns the length. Bytes go to a
+    /// temporary name and appear complete or not at all: a crash mid-copy leaves no final
+    /// upload that claims bytes it lacks.
+    async fn concat_into(&self, id: &UploadId, parts: &[UploadId]) -> Result<u64, StoreError> {
         let tmp = self.dir.join(format!("{id}.concat.tmp"));
         let mut out = BufWriter::with_capacity(WRITE_BUFFER, File::create(&tmp).await?);
         let mut length = 0u64;
@@ -59,7 +59,26 @@ impl Concatenate for FsStore {
         }
         out.flush().await?;
         out.into_inner().sync_data().await?;
-        fs::rename(&tmp, self.data_path(&id)).await?;
+        fs::rename(&tmp, self.data_path(id)).await?;
+        Ok(length)
+    }
+}
+
+fn final_of(parts: &[UploadId]) -> Option<Concat> {
+    Some(Concat::Final(
+        parts.iter().map(|p| p.as_str().to_owned()).collect(),
+    ))
+}
+
+#[async_trait]
+impl Concatenate for FsStore {
+    async fn concatenate(
+        &self,
+        parts: &[UploadId],
+        metadata: Metadata,
+    ) -> Result<UploadInfo, StoreError> {
+        let id = UploadId::generate();
+        let length = self.concat_into(&id, parts).await?;
         let info = UploadInfo {
             id: id.to_string(),
             offset: length,
@@ -67,12 +86,81 @@ impl Concatenate for FsStore {
             metadata,
             created_at: now_secs(),
             updated_at: now_secs(),
-            concat: Some(Concat::Final(
-                parts.iter().map(|p| p.as_str().to_owned()).collect(),
-            )),
+            concat: final_of(parts),
+            pending: false,
         };
         self.write_info(&id, &info).await?;
         Ok(info)
+    }
+}
+
+#[async_trait]
+impl ConcatenateUnfinished for FsStore {
+    async fn create_pending(
+        &self,
+        parts: &[UploadId],
+        metadata: Metadata,
+    ) -> Result<UploadInfo, StoreError> {
+        let id = UploadId::generate();
+        let info = UploadInfo {
+            id: id.to_string(),
+            offset: 0,
+            length: None,
+            metadata,
+            created_at: now_secs(),
+            updated_at: now_secs(),
+            concat: final_of(parts),
+            pending: true,
+        };
+        // Data file first: an info file always has its data file beside it.
+        File::create(self.data_path(&id)).await?;
+        self.write_info(&id, &info).await?;
+        Ok(info)
+    }
+
+    async fn pending_with(&self, part: &UploadId) -> Result<Vec<UploadId>, StoreError> {
+        let mut found = Vec::new();
+        let mut entries = fs::read_dir(&self.dir).await?;
+        while let Some(entry) = entries.next_entry().await? {
+            let name = entry.file_name();
+            let Some(id) = name
+                .to_str()
+                .and_then(|n| n.strip_suffix(".info"))
+                .and_then(UploadId::parse)
+            else {
+                continue;
+            };
+            match self.read_info(&id).await {
+                Ok(UploadInfo {
+                    pending: true,
+                    concat: Some(Concat::Final(parts)),
+                    ..
+                }) if parts.iter().any(|p| p == part.as_str()) => found.push(id),
+                // Vanished meanwhile, or not a pending final of this part.
+                Ok(_) | Err(StoreError::NotFound) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(found)
+    }
+
+    async fn finish_pending(&self, id: &UploadId) -> Result<UploadInfo, StoreError> {
+        let mut info = self.read_info(id).await?;
+        let parts = match (&info.concat, info.pending) {
+            (Some(Concat::Final(parts)), true) => parts
+                .iter()
+                .map(|p| UploadId::parse(p).ok_or(StoreError::NotFound))
+                .collect::<Result<Vec<_>, _>>()?,
+            _ => return self.info(id).await,
+        };
+        // Bytes first, then the info: a crash between the two leaves a pending final that is
+        // concatenated again.
+        let length = self.concat_into(id, &parts).await?;
+        info.length = Some(length);
+        info.pending = false;
+        info.updated_at = now_secs();
+        self.write_info(id, &info).await?;
+        self.info(id).await
     }
 }
 

@@ -18,8 +18,8 @@ use tokio::fs::{self, File, OpenOptions};
 use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt, BufWriter};
 
 use super::{
-    BodyReader, Concat, Concatenate, DeferLength, Expire, NewUpload, Store, StoreError, Terminate,
-    Truncate, UploadInfo, UploadReader,
+    BodyReader, Concat, Concatenate, ConcatenateUnfinished, DeferLength, Expire, NewUpload, Store,
+    StoreError, Terminate, Truncate, UploadInfo, UploadReader,
 };
 use crate::id::UploadId;
 
@@ -144,6 +144,7 @@ impl Store for FsStore {
             created_at: now_secs(),
             updated_at: now_secs(),
             concat: upload.partial.then_some(Concat::Partial),
+            pending: false,
         };
         // Data file first: an info file always has its data file beside it.
         File::create(self.data_path(&id)).await?;
@@ -209,6 +210,10 @@ impl Store for FsStore {
     }
 
     fn as_concatenate(&self) -> Option<&dyn Concatenate> {
+        Some(self)
+    }
+
+    fn as_concatenate_unfinished(&self) -> Option<&dyn ConcatenateUnfinished> {
         Some(self)
     }
 

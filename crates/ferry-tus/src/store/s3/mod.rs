@@ -171,6 +171,7 @@ impl Store for S3Store {
                 created_at: now_secs(),
                 updated_at: now_secs(),
                 concat: upload.partial.then_some(super::Concat::Partial),
+                pending: false,
             },
             upload_id: created.upload_id().to_owned(),
             parts: Vec::new(),
