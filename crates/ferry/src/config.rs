@@ -77,6 +77,11 @@ pub struct TusArgs {
     /// Where tus uploads are stored: `fs` (under --data-dir) or `s3` (the --s3-* bucket).
     #[arg(long, env = "FERRY_STORE", value_enum, default_value_t = StoreKind::Fs)]
     pub store: StoreKind,
+
+    /// Also speak the IETF "Resumable Uploads for HTTP" draft (interop version 8) on /files/,
+    /// per request when `Upload-Draft-Interop-Version: 8` is sent.
+    #[arg(long, env = "FERRY_IETF_DRAFT")]
+    pub ietf_draft: bool,
 }
 
 /// The tus store kinds.
@@ -94,6 +99,7 @@ impl Default for TusArgs {
             idle_timeout: 30,
             max_uploads_per_client: 32,
             store: StoreKind::Fs,
+            ietf_draft: false,
         }
     }
 }

@@ -39,6 +39,7 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
             idle_timeout: std::time::Duration::from_secs(config.tus.idle_timeout),
             max_uploads_per_client: config.tus.max_uploads_per_client,
             cors: true,
+            ietf_draft: config.tus.ietf_draft,
         },
     );
     // Detached on purpose: it lives as long as the runtime serving the app.

@@ -13,12 +13,13 @@ use axum::response::{IntoResponse, Response};
 /// Headers a page may send.
 const ALLOW_HEADERS: &str = "content-type, tus-resumable, upload-length, upload-offset, \
     upload-metadata, upload-defer-length, upload-concat, upload-checksum, \
-    x-http-method-override, x-requested-with";
+    x-http-method-override, x-requested-with, upload-complete, upload-draft-interop-version";
 
 /// Answer headers a page may read.
 const EXPOSE_HEADERS: &str = "location, upload-offset, upload-length, upload-metadata, \
     upload-defer-length, upload-concat, upload-expires, tus-resumable, tus-version, \
-    tus-extension, tus-max-size, tus-checksum-algorithm";
+    tus-extension, tus-max-size, tus-checksum-algorithm, upload-complete, upload-limit, \
+    upload-draft-interop-version";
 
 const ALLOW_METHODS: &str = "POST, GET, HEAD, PATCH, DELETE, OPTIONS";
 

@@ -13,12 +13,18 @@ pub(super) async fn handle(
     headers: HeaderMap,
 ) -> Result<(StatusCode, HeaderMap), TusError> {
     require_version(&headers)?;
-    let id = parse_id(&id)?;
+    terminate(&state, &id).await?;
+    Ok((StatusCode::NO_CONTENT, tus_headers()))
+}
+
+/// Removes the upload named by the path segment `raw` (shared with the IETF draft's DELETE).
+pub(super) async fn terminate(state: &TusState, raw: &str) -> Result<(), TusError> {
+    let id = parse_id(raw)?;
     let Some(terminate) = state.store().as_terminate() else {
         return Err(TusError::UnsupportedExtension);
     };
     let _guard = state.locks().lock(&id).await;
     terminate.terminate(&id).await?;
     tracing::info!(upload = %id, "upload terminated");
-    Ok((StatusCode::NO_CONTENT, tus_headers()))
+    Ok(())
 }

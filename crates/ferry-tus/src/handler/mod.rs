@@ -11,6 +11,7 @@ mod cors;
 mod delete;
 mod download;
 mod head;
+mod ietf;
 mod limits;
 mod method_override;
 mod options;
@@ -48,6 +49,9 @@ pub struct TusConfig {
     pub max_uploads_per_client: usize,
     /// Answer CORS preflights and expose the tus headers to pages of any origin.
     pub cors: bool,
+    /// Also speak the IETF resumable-upload draft (interop version 8) to requests carrying
+    /// `Upload-Draft-Interop-Version: 8`; off, such requests are treated as tus.
+    pub ietf_draft: bool,
 }
 
 impl Default for TusConfig {
@@ -59,6 +63,7 @@ impl Default for TusConfig {
             idle_timeout: Duration::from_secs(30),
             max_uploads_per_client: 32,
             cors: true,
+            ietf_draft: false,
         }
     }
 }
@@ -179,13 +184,26 @@ impl TusState {
 pub fn router(state: TusState) -> Router {
     let base = state.config().base_path.clone();
     let bare = base.trim_end_matches('/').to_owned();
-    let collection = options_route(options::handle).post(post_route(post::handle));
-    let upload = axum::routing::head(head::handle)
-        .patch(patch::handle)
-        .delete(delete::handle)
-        .get(download::handle)
-        .post(method_override::handle)
-        .options(options::handle);
+    let (collection, upload) = if state.config().ietf_draft {
+        // Each verb answers draft requests itself and hands the others to the tus handler.
+        let collection = options_route(options::handle).post(post_route(ietf::post));
+        let upload = axum::routing::head(ietf::head)
+            .patch(ietf::patch)
+            .delete(ietf::delete)
+            .get(download::handle)
+            .post(method_override::handle)
+            .options(options::handle);
+        (collection, upload)
+    } else {
+        let collection = options_route(options::handle).post(post_route(post::handle));
+        let upload = axum::routing::head(head::handle)
+            .patch(patch::handle)
+            .delete(delete::handle)
+            .get(download::handle)
+            .post(method_override::handle)
+            .options(options::handle);
+        (collection, upload)
+    };
     let mut router = Router::new()
         .route(&base, collection.clone())
         .route(&format!("{base}{{id}}"), upload);

@@ -9,6 +9,7 @@ use axum::http::{Extensions, HeaderMap, StatusCode, header};
 use tokio::io::AsyncReadExt;
 
 use super::body::{GuardedBody, Trailers, write_error};
+use super::limits::SlotGuard;
 use super::pending::finish_finals_of;
 use super::{TusState, header_u64, now_secs, parse_id, require_version, tus_headers};
 use crate::id::UploadId;
@@ -40,13 +41,7 @@ pub(super) async fn handle(
         }
     }
 
-    let _slot = state.slots().take(&extensions)?;
-    let guard = state.locks().lock(&id).await;
-    let mut info = state.store().info(&id).await?;
-    state.check_not_expired(&info)?;
-    if info.is_final() {
-        return Err(TusError::FinalUpload);
-    }
+    let (_slot, guard, mut info) = begin_write(&state, &id, &extensions).await?;
     if info.offset != offset {
         return Err(TusError::OffsetMismatch {
             sent: offset,
@@ -81,6 +76,24 @@ pub(super) async fn handle(
     info.updated_at = now_secs();
     state.insert_expires(&info, &mut out);
     Ok((StatusCode::NO_CONTENT, out))
+}
+
+/// The start of every append (tus and IETF draft): takes the client's slot and the upload's lock
+/// (which ends a request still in flight for it), then loads the upload, refusing an expired
+/// one (410) and a final one (403).
+pub(super) async fn begin_write(
+    state: &TusState,
+    id: &UploadId,
+    extensions: &Extensions,
+) -> Result<(Option<SlotGuard>, UploadGuard, UploadInfo), TusError> {
+    let slot = state.slots().take(extensions)?;
+    let guard = state.locks().lock(id).await;
+    let info = state.store().info(id).await?;
+    state.check_not_expired(&info)?;
+    if info.is_final() {
+        return Err(TusError::FinalUpload);
+    }
+    Ok((slot, guard, info))
 }
 
 /// `Content-Type: application/offset+octet-stream` (parameters are not allowed).

@@ -5,6 +5,7 @@ pub mod checksum;
 pub mod concat;
 pub mod error;
 pub mod headers;
+pub mod ietf;
 pub mod metadata;
 
 pub use concat::ConcatRequest;

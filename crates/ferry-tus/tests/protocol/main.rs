@@ -7,6 +7,7 @@ mod concat_unfinished;
 mod delete;
 mod get;
 mod head;
+mod ietf;
 mod options;
 mod patch;
 mod post;
