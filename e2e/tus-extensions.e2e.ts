@@ -45,6 +45,7 @@ test('OPTIONS advertises every extension', async () => {
       'checksum',
       'checksum-trailer',
       'concatenation',
+      'concatenation-unfinished',
       'creation',
       'creation-defer-length',
       'creation-with-upload',
