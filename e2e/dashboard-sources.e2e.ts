@@ -188,8 +188,10 @@ test('a file picked and uploaded with the keyboard only', async () => {
     throw new Error(`never reached ${text} with Tab`);
   }
 
-  await tabTo(/^browse files$/);
+  // Playwright turns on file-chooser interception when the first listener is added, and that
+  // takes a round trip to the browser: listen before tabbing, so it is on before Enter.
   const chooser = page.waitForEvent('filechooser');
+  await tabTo(/^browse files$/);
   await page.keyboard.press('Enter');
   await (await chooser).setFiles(path);
   await expect.poll(() => page.getByTestId('ferry-file').count()).toBe(1);
