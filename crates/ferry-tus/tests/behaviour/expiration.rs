@@ -4,9 +4,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ferry_tus::TusConfig;
 
-use crate::common::Endpoint;
-
-const V: (&str, &str) = ("Tus-Resumable", "1.0.0");
+use crate::common::{Endpoint, V};
 
 fn now() -> u64 {
     SystemTime::now()

@@ -10,6 +10,11 @@ use ferry_tus::{TusConfig, TusState};
 use reqwest::header::HeaderMap;
 use tokio::net::TcpListener;
 
+/// `Tus-Resumable: 1.0.0`, sent on every tus request of the tables.
+pub const V: (&str, &str) = ("Tus-Resumable", "1.0.0");
+/// The PATCH body media type.
+pub const OCTETS: (&str, &str) = ("Content-Type", "application/offset+octet-stream");
+
 /// A running endpoint; stopped when dropped.
 pub struct Endpoint {
     pub addr: SocketAddr,

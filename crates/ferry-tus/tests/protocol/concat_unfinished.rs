@@ -4,9 +4,7 @@
 
 use ferry_tus::TusConfig;
 
-use crate::common::{Endpoint, Response};
-
-const V: (&str, &str) = ("Tus-Resumable", "1.0.0");
+use crate::common::{Endpoint, Response, V};
 
 /// Two partial uploads (bytes and urls); only the first is written.
 async fn two_partials(ep: &Endpoint) -> ([Vec<u8>; 2], [String; 2]) {

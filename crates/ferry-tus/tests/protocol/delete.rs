@@ -1,8 +1,6 @@
 //! DELETE (termination) and its method override.
 
-use crate::common::{Case, Endpoint, run_table};
-
-const V: (&str, &str) = ("Tus-Resumable", "1.0.0");
+use crate::common::{Case, Endpoint, V, run_table};
 
 #[tokio::test]
 async fn delete_table() {

@@ -2,9 +2,7 @@
 
 use ferry_testkit::{random_bytes, sha256_hex};
 
-use crate::common::Endpoint;
-
-const V: (&str, &str) = ("Tus-Resumable", "1.0.0");
+use crate::common::{Endpoint, V};
 
 #[tokio::test]
 async fn downloads_with_safe_types_only() {

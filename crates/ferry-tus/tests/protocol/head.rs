@@ -1,8 +1,6 @@
 //! HEAD: offset, length, metadata, no-store, no body; unknown and foreign ids are 404.
 
-use crate::common::{Case, Endpoint, run_table};
-
-const V: (&str, &str) = ("Tus-Resumable", "1.0.0");
+use crate::common::{Case, Endpoint, V, run_table};
 
 #[tokio::test]
 async fn head_table() {

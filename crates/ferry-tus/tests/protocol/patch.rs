@@ -5,10 +5,7 @@ use base64::engine::general_purpose::STANDARD;
 use ferry_tus::TusConfig;
 use sha2::Digest;
 
-use crate::common::{Case, Endpoint, run_table};
-
-const V: (&str, &str) = ("Tus-Resumable", "1.0.0");
-const OCTETS: (&str, &str) = ("Content-Type", "application/offset+octet-stream");
+use crate::common::{Case, Endpoint, OCTETS, V, run_table};
 
 #[tokio::test]
 async fn patch_table() {

@@ -2,10 +2,7 @@
 
 use ferry_tus::TusConfig;
 
-use crate::common::{Case, Endpoint, run_table};
-
-const V: (&str, &str) = ("Tus-Resumable", "1.0.0");
-const OCTETS: (&str, &str) = ("Content-Type", "application/offset+octet-stream");
+use crate::common::{Case, Endpoint, OCTETS, V, run_table};
 
 #[tokio::test]
 async fn creation_table() {
