@@ -14,9 +14,8 @@ use std::sync::{Arc, Mutex};
 use axum::body::{Body, HttpBody};
 use axum::http::HeaderMap;
 use bytes::Bytes;
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt};
 use tokio::time::{Instant, Sleep};
-use tokio_util::io::StreamReader;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::protocol::TusError;
@@ -62,11 +61,6 @@ impl GuardedBody {
     pub(super) fn trailers(&self) -> Trailers {
         self.trailers.clone()
     }
-
-    /// An `AsyncRead` over the body, for the stores.
-    pub(super) fn reader(self) -> StreamReader<Self, Bytes> {
-        StreamReader::new(self)
-    }
 }
 
 impl Stream for GuardedBody {
@@ -106,6 +100,63 @@ impl Stream for GuardedBody {
                     Poll::Pending => Poll::Pending,
                 },
             };
+        }
+    }
+}
+
+/// Passes on at most `limit` bytes of a body (cutting the chunk that crosses it), then ends,
+/// so a store never stores past an upload's length.
+pub(super) struct Bounded<S> {
+    inner: S,
+    remaining: u64,
+    /// A chunk was cut: the body went on past the limit.
+    overran: bool,
+}
+
+impl<S: Stream<Item = io::Result<Bytes>> + Unpin> Bounded<S> {
+    pub(super) fn new(inner: S, limit: u64) -> Self {
+        Self {
+            inner,
+            remaining: limit,
+            overran: false,
+        }
+    }
+
+    /// Whether the body holds bytes past the limit. Reads the body on to its end otherwise,
+    /// which also collects its trailers.
+    pub(super) async fn went_past_limit(&mut self) -> bool {
+        if self.overran {
+            return true;
+        }
+        loop {
+            match self.inner.next().await {
+                Some(Ok(chunk)) if chunk.is_empty() => continue,
+                Some(Ok(_)) => return true,
+                Some(Err(_)) | None => return false,
+            }
+        }
+    }
+}
+
+impl<S: Stream<Item = io::Result<Bytes>> + Unpin> Stream for Bounded<S> {
+    type Item = io::Result<Bytes>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.remaining == 0 {
+            return Poll::Ready(None);
+        }
+        let polled = Pin::new(&mut self.inner).poll_next(cx);
+        match polled {
+            Poll::Ready(Some(Ok(mut chunk))) => {
+                if chunk.len() as u64 > self.remaining {
+                    // In range: `remaining` is below this chunk's length.
+                    chunk.truncate(self.remaining as usize);
+                    self.overran = true;
+                }
+                self.remaining -= chunk.len() as u64;
+                Poll::Ready(Some(Ok(chunk)))
+            }
+            other => other,
         }
     }
 }

@@ -3,21 +3,19 @@
 //! creation-with-upload. A partial upload that a PATCH finishes completes the pending final
 //! uploads waiting for it (`concatenation-unfinished`).
 
-use axum::body::Body;
-use axum::extract::{Path, State};
-use axum::http::{Extensions, HeaderMap, StatusCode, header};
-use tokio::io::AsyncReadExt;
-
-use super::body::{GuardedBody, Trailers, write_error};
+use super::body::{Bounded, GuardedBody, Trailers, write_error};
 use super::limits::SlotGuard;
 use super::pending::finish_finals_of;
 use super::{TusState, header_u64, now_secs, parse_id, require_version, tus_headers};
 use crate::id::UploadId;
 use crate::lock::UploadGuard;
-use crate::protocol::checksum::{ALL, Digests, Expected, HashingReader};
+use crate::protocol::checksum::{ALL, Digests, Expected, HashingStream};
 use crate::protocol::headers::{UPLOAD_CHECKSUM, UPLOAD_LENGTH, UPLOAD_OFFSET, parse_u64};
 use crate::protocol::{OFFSET_OCTET_STREAM, TusError};
 use crate::store::{Concat, UploadInfo};
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{Extensions, HeaderMap, StatusCode, header};
 
 pub(super) async fn handle(
     State(state): State<TusState>,
@@ -171,7 +169,7 @@ pub(super) async fn append(
     let idle = state.config().idle_timeout;
     let guarded = GuardedBody::new(body, guard.cancelled.clone(), idle);
     let trailers = guarded.trailers();
-    let mut reader = guarded.reader();
+    let mut body = Bounded::new(guarded, remaining);
     let store = state.store();
     let algorithms: &[_] = match &checksum {
         Checksum::None => &[],
@@ -179,17 +177,16 @@ pub(super) async fn append(
         Checksum::Trailer => &ALL,
     };
     let (written, digests) = if algorithms.is_empty() {
-        let mut bounded = (&mut reader).take(remaining);
-        (store.write(id, offset, &mut bounded).await, None)
+        (store.write(id, offset, &mut body).await, None)
     } else {
-        let mut hashing = HashingReader::new((&mut reader).take(remaining), algorithms);
+        let mut hashing = HashingStream::new(&mut body, algorithms);
         let written = store.write(id, offset, &mut hashing).await;
         (written, Some(hashing.finish()))
     };
     let outcome = match written {
         // A body may run past the length: what fitted is stored, the rest is refused. Reading
         // on to the end also collects the trailers.
-        Ok(n) if n - offset == remaining && reader.read_u8().await.is_ok() => {
+        Ok(n) if n - offset == remaining && body.went_past_limit().await => {
             Err(TusError::BodyTooLong)
         }
         Ok(n) => match (&checksum, digests) {

@@ -6,8 +6,9 @@ use std::task::{Context, Poll};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use bytes::Bytes;
+use futures_util::Stream;
 use sha1::Digest;
-use tokio::io::{AsyncRead, ReadBuf};
 
 use super::TusError;
 
@@ -97,10 +98,10 @@ impl Hasher {
     }
 }
 
-/// Feeds every byte read through it to one [`Hasher`] per algorithm asked for (one for an
+/// Feeds every chunk passing through it to one [`Hasher`] per algorithm asked for (one for an
 /// `Upload-Checksum` header; all of them when the algorithm only arrives in a trailer).
 #[derive(Debug)]
-pub struct HashingReader<R> {
+pub struct HashingStream<R> {
     inner: R,
     hashers: Vec<(Algorithm, Hasher)>,
 }
@@ -113,7 +114,7 @@ pub const ALL: [Algorithm; 4] = [
     Algorithm::Crc32,
 ];
 
-impl<R> HashingReader<R> {
+impl<R> HashingStream<R> {
     pub fn new(inner: R, algorithms: &[Algorithm]) -> Self {
         Self {
             inner,
@@ -121,7 +122,7 @@ impl<R> HashingReader<R> {
         }
     }
 
-    /// The digests of everything read so far.
+    /// The digests of every chunk passed on so far.
     pub fn finish(self) -> Digests {
         Digests(
             self.hashers
@@ -145,18 +146,15 @@ impl Digests {
     }
 }
 
-impl<R: AsyncRead + Unpin> AsyncRead for HashingReader<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
+impl<S: Stream<Item = std::io::Result<Bytes>> + Unpin> Stream for HashingStream<S> {
+    type Item = std::io::Result<Bytes>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
-        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = polled {
+        let polled = Pin::new(&mut this.inner).poll_next(cx);
+        if let Poll::Ready(Some(Ok(chunk))) = &polled {
             for (_, hasher) in &mut this.hashers {
-                hasher.update(&buf.filled()[before..]);
+                hasher.update(chunk);
             }
         }
         polled
@@ -165,7 +163,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for HashingReader<R> {
 
 #[cfg(test)]
 mod tests {
-    use tokio::io::AsyncReadExt;
+    use futures_util::StreamExt;
 
     use super::*;
 
@@ -206,12 +204,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn hashing_reader_digests_what_passes() {
-        let mut reader = HashingReader::new(&b"hello"[..], &ALL);
+    async fn hashing_stream_digests_what_passes() {
+        let chunks = [b"he".as_slice(), b"", b"llo"].map(|c| Ok(Bytes::from_static(c)));
+        let mut stream = HashingStream::new(futures_util::stream::iter(chunks), &ALL);
         let mut out = Vec::new();
-        reader.read_to_end(&mut out).await.expect("read");
+        while let Some(chunk) = stream.next().await {
+            out.extend_from_slice(&chunk.expect("chunk"));
+        }
         assert_eq!(out, b"hello");
         let expected = Expected::parse("md5 XUFAKrxLKna5cZ2REBfFkg==").expect("valid");
-        assert!(reader.finish().matches(&expected));
+        assert!(stream.finish().matches(&expected));
     }
 }

@@ -4,12 +4,12 @@
 //!
 //! Failures are returned as text rather than panics so the suite can live in the library.
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use bytes::Bytes;
+use futures_util::stream;
 use rand::RngCore;
-use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+use tokio::io::AsyncReadExt;
 
 use super::{Concat, NewUpload, Store, StoreError, UploadInfo};
 use crate::id::UploadId;
@@ -70,11 +70,20 @@ fn id_of(info: &UploadInfo) -> Result<UploadId, String> {
 }
 
 async fn write(store: &dyn Store, id: &UploadId, offset: u64, bytes: &[u8]) -> Result<u64, String> {
-    let mut reader = bytes;
     store
-        .write(id, offset, &mut reader)
+        .write(id, offset, &mut body_of(bytes))
         .await
         .map_err(|e| format!("write at {offset}: {e}"))
+}
+
+/// A body of `bytes` in chunks of odd sizes, as a network delivers them (also for stores' own
+/// tests).
+pub fn body_of(bytes: &[u8]) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> + Unpin {
+    let chunks: Vec<_> = bytes
+        .chunks(65_537)
+        .map(|c| Ok(Bytes::copy_from_slice(c)))
+        .collect();
+    stream::iter(chunks)
 }
 
 async fn read_all(store: &dyn Store, id: &UploadId) -> Result<Vec<u8>, String> {
@@ -158,8 +167,7 @@ async fn create_and_write(store: &dyn Store) -> Result<(), String> {
 async fn rejects_wrong_offset(store: &dyn Store) -> Result<(), String> {
     let id = new_upload(store, Some(10), false).await?;
     write(store, &id, 0, b"abcd").await?;
-    let mut reader: &[u8] = b"xyz";
-    match store.write(&id, 3, &mut reader).await {
+    match store.write(&id, 3, &mut body_of(b"xyz")).await {
         Err(StoreError::OffsetMismatch {
             sent: 3,
             current: 4,
@@ -183,25 +191,9 @@ async fn zero_length(store: &dyn Store) -> Result<(), String> {
 }
 
 /// Yields `good` bytes, then fails like a dropped connection.
-struct Failing(Vec<u8>);
-
-impl AsyncRead for Failing {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        _: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        if self.0.is_empty() {
-            return Poll::Ready(Err(std::io::Error::new(
-                std::io::ErrorKind::ConnectionAborted,
-                "dropped",
-            )));
-        }
-        let n = buf.remaining().min(self.0.len());
-        buf.put_slice(&self.0[..n]);
-        self.0.drain(..n);
-        Poll::Ready(Ok(()))
-    }
+fn failing(good: &[u8]) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> + Unpin {
+    let dropped = std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "dropped");
+    futures_util::StreamExt::chain(body_of(good), stream::iter([Err(dropped)]))
 }
 
 /// The crash-resume contract at store level: bytes received before a body failed are kept (all
@@ -209,9 +201,11 @@ impl AsyncRead for Failing {
 async fn interrupted_write_resumes(store: &dyn Store) -> Result<(), String> {
     let bytes = random(300_000);
     let id = new_upload(store, Some(bytes.len() as u64), false).await?;
-    let mut failing = Failing(bytes[..200_000].to_vec());
     ensure!(
-        store.write(&id, 0, &mut failing).await.is_err(),
+        store
+            .write(&id, 0, &mut failing(&bytes[..200_000]))
+            .await
+            .is_err(),
         "a failed body reported success"
     );
     let kept = store.info(&id).await.map_err(|e| e.to_string())?.offset;

@@ -11,14 +11,18 @@ pub mod fs;
 pub mod s3;
 
 use async_trait::async_trait;
+use bytes::Bytes;
+use futures_util::Stream;
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncRead;
 
 use crate::id::UploadId;
 use crate::protocol::Metadata;
 
-/// A request body or any other byte source a store appends from.
-pub type BodyReader<'a> = &'a mut (dyn AsyncRead + Send + Unpin);
+/// A request body or any other byte source a store appends from: its chunks, in order, as they
+/// arrive. Chunks rather than a reader, so a store can hand them to the disk or the network
+/// without copying them first.
+pub type BodyStream<'a> = &'a mut (dyn Stream<Item = std::io::Result<Bytes>> + Send + Unpin);
 
 /// A finished upload's bytes, for downloads.
 pub type UploadReader = Box<dyn AsyncRead + Send + Unpin>;
@@ -100,7 +104,7 @@ pub trait Store: Send + Sync + 'static {
         &self,
         id: &UploadId,
         offset: u64,
-        body: BodyReader<'_>,
+        body: BodyStream<'_>,
     ) -> Result<u64, StoreError>;
 
     /// Reads a finished upload from the start.

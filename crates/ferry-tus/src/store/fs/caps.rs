@@ -6,10 +6,9 @@
 //! an index and the infos disagreeing, and the scan runs only when a partial upload completes.
 
 use async_trait::async_trait;
-use tokio::fs::{self, File, OpenOptions};
-use tokio::io::{AsyncWriteExt, BufWriter};
+use tokio::fs::{self, OpenOptions};
 
-use super::{FsStore, WRITE_BUFFER, now_secs};
+use super::{FsStore, not_found, now_secs};
 use crate::id::UploadId;
 use crate::protocol::Metadata;
 use crate::store::{
@@ -48,19 +47,22 @@ impl DeferLength for FsStore {
 impl FsStore {
     /// Copies the parts, in order, into `id`'s data file and returns the length. Bytes go to a
     /// temporary name and appear complete or not at all: a crash mid-copy leaves no final
-    /// upload that claims bytes it lacks.
+    /// upload that claims bytes it lacks. `std::io::copy` lets the kernel copy file to file.
     async fn concat_into(&self, id: &UploadId, parts: &[UploadId]) -> Result<u64, StoreError> {
         let tmp = self.dir.join(format!("{id}.concat.tmp"));
-        let mut out = BufWriter::with_capacity(WRITE_BUFFER, File::create(&tmp).await?);
-        let mut length = 0u64;
-        for part in parts {
-            let mut reader = self.read(part).await?;
-            length += tokio::io::copy(&mut reader, &mut out).await?;
-        }
-        out.flush().await?;
-        out.into_inner().sync_data().await?;
-        fs::rename(&tmp, self.data_path(id)).await?;
-        Ok(length)
+        let sources: Vec<_> = parts.iter().map(|p| self.data_path(p)).collect();
+        self.blocking(id, move |p| {
+            let mut out = std::fs::File::create(&tmp)?;
+            let mut length = 0u64;
+            for source in sources {
+                let mut part = std::fs::File::open(source).map_err(not_found)?;
+                length += std::io::copy(&mut part, &mut out)?;
+            }
+            out.sync_data()?;
+            std::fs::rename(&tmp, &p.data)?;
+            Ok(length)
+        })
+        .await
     }
 }
 
@@ -112,9 +114,7 @@ impl ConcatenateUnfinished for FsStore {
             concat: final_of(parts),
             pending: true,
         };
-        // Data file first: an info file always has its data file beside it.
-        File::create(self.data_path(&id)).await?;
-        self.write_info(&id, &info).await?;
+        self.create_with(&id, &info).await?;
         Ok(info)
     }
 

@@ -6,25 +6,25 @@
 //! file before it returns, so an acknowledged offset survives power loss, not just a crash of
 //! the process (see the README's durability section).
 //!
-//! The optional capabilities live in [`caps`].
+//! File system calls that belong together run as one blocking task (creating an upload is five
+//! calls, reading its info two), so a request waits for the blocking pool once, not per call.
+//! Appending lives in [`append`]; the optional capabilities in [`caps`].
 
+mod append;
 mod caps;
 
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use tokio::fs::{self, File, OpenOptions};
-use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt, BufWriter};
 
 use super::{
-    BodyReader, Concat, Concatenate, ConcatenateUnfinished, DeferLength, Expire, NewUpload, Store,
+    BodyStream, Concat, Concatenate, ConcatenateUnfinished, DeferLength, Expire, NewUpload, Store,
     StoreError, Terminate, Truncate, UploadInfo, UploadReader,
 };
 use crate::id::UploadId;
-
-/// Write buffer between the body and the file: large enough to keep syscalls rare.
-const WRITE_BUFFER: usize = 256 * 1024;
 
 /// A store on a local directory.
 #[derive(Debug, Clone)]
@@ -36,7 +36,7 @@ impl FsStore {
     /// Opens (creating if needed) the directory.
     pub async fn open(dir: impl Into<PathBuf>) -> std::io::Result<Self> {
         let dir = dir.into();
-        fs::create_dir_all(&dir).await?;
+        tokio::fs::create_dir_all(&dir).await?;
         Ok(Self { dir })
     }
 
@@ -53,36 +53,85 @@ impl FsStore {
         self.dir.join(format!("{id}.info"))
     }
 
-    async fn read_info(&self, id: &UploadId) -> Result<UploadInfo, StoreError> {
-        let raw = match fs::read(self.info_path(id)).await {
-            Ok(raw) => raw,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::NotFound),
-            Err(e) => return Err(e.into()),
+    /// Runs `work` on the blocking pool with this store's paths.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        id: &UploadId,
+        work: impl FnOnce(Paths) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let paths = Paths {
+            dir: self.dir.clone(),
+            data: self.data_path(id),
+            info: self.info_path(id),
         };
-        serde_json::from_slice(&raw).map_err(|e| StoreError::Io(std::io::Error::other(e)))
+        tokio::task::spawn_blocking(move || work(paths))
+            .await
+            .map_err(|e| StoreError::Io(io::Error::other(e)))?
+    }
+
+    async fn read_info(&self, id: &UploadId) -> Result<UploadInfo, StoreError> {
+        self.blocking(id, |p| p.read_info()).await
     }
 
     async fn write_info(&self, id: &UploadId, info: &UploadInfo) -> Result<(), StoreError> {
-        let json = serde_json::to_vec(info).map_err(std::io::Error::other)?;
-        let tmp = self.dir.join(format!("{id}.info.tmp"));
-        let mut file = File::create(&tmp).await?;
-        file.write_all(&json).await?;
-        file.sync_all().await?;
-        fs::rename(&tmp, self.info_path(id)).await?;
-        sync_dir(&self.dir).await?;
+        let info = info.clone();
+        self.blocking(id, move |p| p.write_info(&info)).await
+    }
+
+    /// Creates the empty data file and then the info: an info file always has its data file
+    /// beside it.
+    async fn create_with(&self, id: &UploadId, info: &UploadInfo) -> Result<(), StoreError> {
+        let info = info.clone();
+        self.blocking(id, move |p| {
+            File::create(&p.data)?;
+            p.write_info(&info)
+        })
+        .await
+    }
+}
+
+/// One upload's files, owned so blocking tasks can take them.
+struct Paths {
+    dir: PathBuf,
+    data: PathBuf,
+    info: PathBuf,
+}
+
+impl Paths {
+    fn read_info(&self) -> Result<UploadInfo, StoreError> {
+        let raw = fs::read(&self.info).map_err(not_found)?;
+        serde_json::from_slice(&raw).map_err(|e| StoreError::Io(io::Error::other(e)))
+    }
+
+    fn write_info(&self, info: &UploadInfo) -> Result<(), StoreError> {
+        let json = serde_json::to_vec(info).map_err(io::Error::other)?;
+        let tmp = self.info.with_extension("info.tmp");
+        let mut file = File::create(&tmp)?;
+        file.write_all(&json)?;
+        file.sync_all()?;
+        fs::rename(&tmp, &self.info)?;
+        // Makes the rename (and the data file's creation) durable.
+        File::open(&self.dir)?.sync_all()?;
         Ok(())
     }
 
-    async fn data_len(&self, id: &UploadId) -> Result<u64, StoreError> {
-        Ok(self.data_meta(id).await?.len())
+    /// The info with `offset` set from the data file's length.
+    fn info(&self) -> Result<UploadInfo, StoreError> {
+        let mut info = self.read_info()?;
+        let data = fs::metadata(&self.data).map_err(not_found)?;
+        info.offset = data.len();
+        // The data file's mtime is the last write; the info's own stamp covers length changes.
+        let written = data.modified().map(secs).unwrap_or(info.updated_at);
+        info.updated_at = info.updated_at.max(written);
+        Ok(info)
     }
+}
 
-    async fn data_meta(&self, id: &UploadId) -> Result<std::fs::Metadata, StoreError> {
-        match fs::metadata(self.data_path(id)).await {
-            Ok(m) => Ok(m),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::NotFound),
-            Err(e) => Err(e.into()),
-        }
+fn not_found(e: io::Error) -> StoreError {
+    if e.kind() == io::ErrorKind::NotFound {
+        StoreError::NotFound
+    } else {
+        StoreError::Io(e)
     }
 }
 
@@ -90,42 +139,6 @@ fn secs(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
-}
-
-/// Bytes written between background fsyncs of a long write.
-const SYNC_EVERY: u64 = 64 * 1024 * 1024;
-
-/// Copies `body` into `out`, starting an fsync in the background every [`SYNC_EVERY`] bytes
-/// (one at a time) so the fsync that ends the write has little left to flush: the disk works
-/// while the body is still arriving instead of after it.
-async fn copy_syncing(
-    body: BodyReader<'_>,
-    out: &mut BufWriter<File>,
-    syncer: &File,
-) -> std::io::Result<u64> {
-    let mut buf = vec![0u8; 64 * 1024];
-    let (mut total, mut since_sync) = (0u64, 0u64);
-    let mut syncing: Option<tokio::task::JoinHandle<std::io::Result<()>>> = None;
-    loop {
-        let n = body.read(&mut buf).await?;
-        if n == 0 {
-            return Ok(total);
-        }
-        out.write_all(&buf[..n]).await?;
-        total += n as u64;
-        since_sync += n as u64;
-        if since_sync >= SYNC_EVERY && syncing.as_ref().is_none_or(|t| t.is_finished()) {
-            out.flush().await?;
-            let file = syncer.try_clone().await?;
-            syncing = Some(tokio::spawn(async move { file.sync_data().await }));
-            since_sync = 0;
-        }
-    }
-}
-
-/// Makes a rename or create in `dir` durable.
-async fn sync_dir(dir: &Path) -> std::io::Result<()> {
-    File::open(dir).await?.sync_all().await
 }
 
 fn now_secs() -> u64 {
@@ -146,55 +159,43 @@ impl Store for FsStore {
             concat: upload.partial.then_some(Concat::Partial),
             pending: false,
         };
-        // Data file first: an info file always has its data file beside it.
-        File::create(self.data_path(&id)).await?;
-        self.write_info(&id, &info).await?;
+        self.create_with(&id, &info).await?;
         Ok(info)
     }
 
     async fn info(&self, id: &UploadId) -> Result<UploadInfo, StoreError> {
-        let mut info = self.read_info(id).await?;
-        let data = self.data_meta(id).await?;
-        info.offset = data.len();
-        // The data file's mtime is the last write; the info's own stamp covers length changes.
-        let written = data.modified().map(secs).unwrap_or(info.updated_at);
-        info.updated_at = info.updated_at.max(written);
-        Ok(info)
+        self.blocking(id, |p| p.info()).await
     }
 
     async fn write(
         &self,
         id: &UploadId,
         offset: u64,
-        body: BodyReader<'_>,
+        body: BodyStream<'_>,
     ) -> Result<u64, StoreError> {
-        let current = self.data_len(id).await?;
-        if current != offset {
-            return Err(StoreError::OffsetMismatch {
-                sent: offset,
-                current,
-            });
-        }
-        let mut file = OpenOptions::new()
-            .write(true)
-            .open(self.data_path(id))
+        let file = self
+            .blocking(id, move |p| {
+                let mut file = OpenOptions::new()
+                    .write(true)
+                    .open(&p.data)
+                    .map_err(not_found)?;
+                let current = file.metadata()?.len();
+                if current != offset {
+                    return Err(StoreError::OffsetMismatch {
+                        sent: offset,
+                        current,
+                    });
+                }
+                file.seek(SeekFrom::Start(offset))?;
+                Ok(file)
+            })
             .await?;
-        file.seek(std::io::SeekFrom::Start(offset)).await?;
-        let syncer = file.try_clone().await?;
-        let mut out = BufWriter::with_capacity(WRITE_BUFFER, file);
-        let copied = copy_syncing(body, &mut out, &syncer).await;
-        // Whatever arrived before an error is kept: flush and sync it either way.
-        let flushed = out.flush().await;
-        let file = out.into_inner();
-        let synced = file.sync_data().await;
-        copied?;
-        flushed?;
-        synced?;
-        Ok(self.data_len(id).await?)
+        let written = append::append_synced(file, body).await?;
+        Ok(offset + written)
     }
 
     async fn read(&self, id: &UploadId) -> Result<UploadReader, StoreError> {
-        match File::open(self.data_path(id)).await {
+        match tokio::fs::File::open(self.data_path(id)).await {
             Ok(f) => Ok(Box::new(f)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::NotFound),
             Err(e) => Err(e.into()),

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use tokio_util::io::StreamReader;
 
 use super::{
-    BodyReader, DeferLength, Expire, NewUpload, Store, StoreError, Terminate, UploadInfo,
+    BodyStream, DeferLength, Expire, NewUpload, Store, StoreError, Terminate, UploadInfo,
     UploadReader,
 };
 use crate::id::UploadId;
@@ -193,7 +193,7 @@ impl Store for S3Store {
         &self,
         id: &UploadId,
         offset: u64,
-        body: BodyReader<'_>,
+        body: BodyStream<'_>,
     ) -> Result<u64, StoreError> {
         self.append(id, offset, body).await
     }

@@ -4,19 +4,22 @@
 
 use reqwest::Method;
 use tokio::io::AsyncReadExt;
+use tokio_util::io::StreamReader;
 
 use super::client::s3_error;
 use super::{Part, S3Store, State};
 use crate::id::UploadId;
-use crate::store::{BodyReader, StoreError};
+use crate::store::{BodyStream, StoreError};
 
 impl S3Store {
     pub(super) async fn append(
         &self,
         id: &UploadId,
         offset: u64,
-        body: BodyReader<'_>,
+        body: BodyStream<'_>,
     ) -> Result<u64, StoreError> {
+        // Parts are whole buffers anyway, so the chunks are read into them.
+        let mut body = StreamReader::new(body);
         let mut state = self.load(id).await?;
         let current = state.offset();
         if current != offset {
@@ -34,7 +37,7 @@ impl S3Store {
         loop {
             let want = (self.part_size - buf.len()) as u64;
             // Bytes read before an error stay in `buf` and are kept below.
-            let read = (&mut *body).take(want).read_to_end(&mut buf).await;
+            let read = (&mut body).take(want).read_to_end(&mut buf).await;
             let full = buf.len() == self.part_size;
             let more_expected = state
                 .info

@@ -1,0 +1,196 @@
+//! Appending a body to a data file.
+//!
+//! The body's chunks are copied into a batch buffer of [`BATCH`] bytes; each full batch goes to
+//! the file in one write on the blocking pool while the next one fills, so the network and the
+//! disk work at the same time. Two buffers take turns, so a write allocates nothing after its
+//! start and holds at most two batches. (Handing the network's own chunks to the disk without
+//! that one copy measured slower: the receiver must then allocate a fresh buffer per read,
+//! which costs page faults; a caching allocator avoided them but tripled peak memory.)
+//!
+//! An `fdatasync` runs in the background every [`SYNC_EVERY`] bytes so that the one which ends
+//! the write (and makes its offset durable) has little left to flush.
+//!
+//! Every request writes through its own file handle, positioned once at the verified offset, so
+//! a write still finishing for a dropped request lands at its own positions, with the same bytes
+//! a resumed request sends again, and never after them.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use tokio::task::{JoinHandle, spawn_blocking};
+
+use crate::store::BodyStream;
+
+/// Bytes gathered before they are handed to the disk in one write: large enough that system
+/// calls and task hand-offs are rare, small enough that many uploads at once stay cheap.
+const BATCH: usize = 512 * 1024;
+
+/// Bytes written between background syncs of a long write.
+const SYNC_EVERY: u64 = 64 * 1024 * 1024;
+
+/// Writes `body` at `file`'s position until it ends, syncs, and returns the bytes written.
+/// Bytes received before the body failed are written and synced too, then its error returned,
+/// so the client can resume from them.
+pub(super) async fn append_synced(file: File, body: BodyStream<'_>) -> io::Result<u64> {
+    let mut disk = Pipeline::new(file);
+    // Untouched capacity costs no memory: the pages of a large allocation appear as written.
+    let mut batch = Vec::with_capacity(BATCH);
+    let received = loop {
+        match body.next().await {
+            Some(Ok(chunk)) => {
+                let mut rest = &chunk[..];
+                while !rest.is_empty() {
+                    let take = rest.len().min(BATCH - batch.len());
+                    batch.extend_from_slice(&rest[..take]);
+                    rest = &rest[take..];
+                    if batch.len() == BATCH {
+                        batch = disk.submit(batch).await?;
+                    }
+                }
+            }
+            Some(Err(e)) => break Err(e),
+            None => break Ok(()),
+        }
+    };
+    disk.submit(batch).await?;
+    let written = disk.finish().await?;
+    received.map(|()| written)
+}
+
+/// One write and one background sync in flight at most.
+struct Pipeline {
+    file: Arc<File>,
+    /// The write in flight; it hands its buffer back for reuse.
+    writing: Option<JoinHandle<io::Result<Vec<u8>>>>,
+    syncing: Option<JoinHandle<io::Result<()>>>,
+    written: u64,
+    since_sync: u64,
+}
+
+impl Pipeline {
+    fn new(file: File) -> Self {
+        Self {
+            file: Arc::new(file),
+            writing: None,
+            syncing: None,
+            written: 0,
+            since_sync: 0,
+        }
+    }
+
+    /// Waits for the previous write, starts writing `batch`, and returns an empty buffer to fill.
+    async fn submit(&mut self, batch: Vec<u8>) -> io::Result<Vec<u8>> {
+        let spare = self.wait_write().await?;
+        if batch.is_empty() {
+            return Ok(batch);
+        }
+        self.written += batch.len() as u64;
+        self.since_sync += batch.len() as u64;
+        let file = self.file.clone();
+        self.writing = Some(spawn_blocking(move || {
+            (&*file).write_all(&batch).map(|()| batch)
+        }));
+        if self.since_sync >= SYNC_EVERY && self.syncing.as_ref().is_none_or(|s| s.is_finished()) {
+            // Syncs what earlier writes stored; the one in flight is covered by a later sync.
+            let file = self.file.clone();
+            self.syncing = Some(spawn_blocking(move || file.sync_data()));
+            self.since_sync = 0;
+        }
+        Ok(spare.unwrap_or_else(|| Vec::with_capacity(BATCH)))
+    }
+
+    /// Waits for every write, syncs the file and returns the bytes written.
+    async fn finish(mut self) -> io::Result<u64> {
+        self.wait_write().await?;
+        if let Some(sync) = self.syncing.take() {
+            joined(sync.await)?;
+        }
+        let file = self.file.clone();
+        joined(spawn_blocking(move || file.sync_data()).await)?;
+        Ok(self.written)
+    }
+
+    /// Waits for the write in flight and returns its buffer, emptied.
+    async fn wait_write(&mut self) -> io::Result<Option<Vec<u8>>> {
+        match self.writing.take() {
+            Some(write) => {
+                let mut buf = write.await.map_err(io::Error::other)??;
+                buf.clear();
+                Ok(Some(buf))
+            }
+            None => Ok(None),
+        }
+    }
+}
+
+fn joined(result: Result<io::Result<()>, tokio::task::JoinError>) -> io::Result<()> {
+    result.map_err(io::Error::other)?
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Seek, SeekFrom};
+
+    use bytes::Bytes;
+    use futures_util::stream;
+
+    use super::*;
+
+    fn chunks(sizes: &[usize]) -> (Vec<io::Result<Bytes>>, Vec<u8>) {
+        let mut all = Vec::new();
+        let mut out = Vec::new();
+        for (i, &n) in sizes.iter().enumerate() {
+            let chunk: Vec<u8> = (0..n).map(|j| (i * 31 + j * 7) as u8).collect();
+            all.extend_from_slice(&chunk);
+            out.push(Ok(Bytes::from(chunk)));
+        }
+        (out, all)
+    }
+
+    fn file_at(prefix: &[u8]) -> (tempfile::NamedTempFile, File) {
+        let mut tmp = tempfile::NamedTempFile::new().expect("temp file");
+        tmp.write_all(prefix).expect("prefix");
+        let mut file = tmp.reopen().expect("reopen");
+        file.seek(SeekFrom::End(0)).expect("seek");
+        (tmp, file)
+    }
+
+    fn contents(tmp: &tempfile::NamedTempFile) -> Vec<u8> {
+        let mut out = Vec::new();
+        tmp.reopen()
+            .expect("reopen")
+            .read_to_end(&mut out)
+            .expect("read");
+        out
+    }
+
+    #[tokio::test]
+    async fn batches_of_odd_chunks_land_in_order_after_the_prefix() {
+        // Empty chunks, chunks straddling batch boundaries, one larger than a batch.
+        let (body, sent) = chunks(&[1, 0, 700_000, 3, BATCH, 0, 400_001, 17]);
+        let (tmp, file) = file_at(b"head");
+        let mut body = stream::iter(body);
+        let written = append_synced(file, &mut body).await.expect("append");
+        assert_eq!(written, sent.len() as u64);
+        assert_eq!(contents(&tmp), [b"head".as_slice(), &sent].concat());
+    }
+
+    #[tokio::test]
+    async fn bytes_before_a_failure_are_kept_and_the_error_returned() {
+        let (mut body, sent) = chunks(&[BATCH + 5, 1000]);
+        body.push(Err(io::Error::new(
+            io::ErrorKind::ConnectionAborted,
+            "gone",
+        )));
+        body.extend(chunks(&[99]).0);
+        let (tmp, file) = file_at(b"");
+        let mut body = stream::iter(body);
+        let err = append_synced(file, &mut body)
+            .await
+            .expect_err("failed body");
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionAborted);
+        assert_eq!(contents(&tmp), sent);
+    }
+}
