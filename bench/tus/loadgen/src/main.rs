@@ -1,0 +1,102 @@
+//! Load generator and reference servers for `bench/tus/run.sh`.
+//!
+//! The Node fetch client used for the concurrent-upload measurement burns about one core on a
+//! 2-core machine, so it measures itself rather than the servers; `upload` is the same client in
+//! Rust, cheap enough to leave the cores to the server under test. `sink` is the strong baseline
+//! (a server that only writes the body to disk) and, with `--discard`, the ceiling of what curl and
+//! loopback allow here.
+//!
+//! Layout: `upload` (the concurrent tus client), `sink` (the write-only / discard server).
+
+mod sink;
+mod upload;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Any failure, reported on stderr with a non-zero exit; never a panic.
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// Command line of the benchmark helper.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ferry-tus-loadgen",
+    about = "tus benchmark client and sink server"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// N concurrent tus uploads (POST + one PATCH) of SIZE random bytes; prints one JSON line
+    /// `{"seconds","perSecond","p50","p99","ok"}` and checks every stored file by sha256.
+    Upload {
+        /// Server root, e.g. http://127.0.0.1:1080 (the tus endpoint is BASE_URL/files/).
+        base_url: String,
+        /// Directory where the server stores upload bodies, named by the last Location segment.
+        store_dir: PathBuf,
+        /// Number of uploads, all started at once.
+        n: usize,
+        /// Bytes per upload.
+        size: usize,
+    },
+    /// HTTP server on 127.0.0.1:PORT: PUT /upload streams the body to a file or drops it,
+    /// OPTIONS /files/ answers 204 (readiness probe).
+    Sink {
+        /// Port to listen on (127.0.0.1 only).
+        port: u16,
+        /// Drop every chunk instead of writing it (the loopback ceiling).
+        #[arg(long, conflicts_with = "file")]
+        discard: bool,
+        /// Write each body to this file (truncated per request, no fsync).
+        #[arg(long, required_unless_present = "discard")]
+        file: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("ferry-tus-loadgen: cannot start the runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Upload {
+                base_url,
+                store_dir,
+                n,
+                size,
+            } => upload::run(&base_url, &store_dir, n, size).await,
+            Command::Sink {
+                port,
+                discard: _,
+                file,
+            } => sink::run(port, file).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            // The causes matter (refused connection, reset, ...): print the whole chain.
+            let mut message = err.to_string();
+            let mut source = err.source();
+            while let Some(cause) = source {
+                message.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            eprintln!("ferry-tus-loadgen: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
