@@ -1,9 +1,10 @@
 //! Appending a body to a data file.
 //!
-//! The body's chunks are copied into a batch buffer of [`BATCH`] bytes; each full batch goes to
-//! the file in one write on the blocking pool while the next one fills, so the network and the
-//! disk work at the same time. Two buffers take turns, so a write allocates nothing after its
-//! start and holds at most two batches. (Handing the network's own chunks to the disk without
+//! The body's chunks are copied into a batch buffer; each full batch goes to the file in one
+//! write on the blocking pool while the next one fills, so the network and the disk work at the
+//! same time. Two buffers take turns, so a write allocates nothing after its start and holds at
+//! most two batches. Batches share a memory budget ([`Appends`]): one upload gets
+//! [`MAX_BATCH`]-sized batches, hundreds at once get smaller ones. (Handing the network's own chunks to the disk without
 //! that one copy measured slower: the receiver must then allocate a fresh buffer per read,
 //! which costs page faults; a caching allocator avoided them but tripled peak memory.)
 //!
@@ -17,15 +18,42 @@
 use std::fs::File;
 use std::io::{self, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures_util::StreamExt;
 use tokio::task::{JoinHandle, spawn_blocking};
 
 use crate::store::BodyStream;
 
-/// Bytes gathered before they are handed to the disk in one write: large enough that system
-/// calls and task hand-offs are rare, small enough that many uploads at once stay cheap.
-const BATCH: usize = 512 * 1024;
+/// The largest batch: big enough that system calls and task hand-offs are rare.
+const MAX_BATCH: usize = 512 * 1024;
+
+/// The smallest batch, however many uploads are being written.
+const MIN_BATCH: usize = 64 * 1024;
+
+/// Batch memory shared by all appends of a store (each holds two batches at most).
+const BUFFER_BUDGET: usize = 32 * 1024 * 1024;
+
+/// Counts a store's appends in progress, to size their batches.
+#[derive(Debug, Default)]
+pub(super) struct Appends(AtomicUsize);
+
+impl Appends {
+    /// Registers an append until the guard drops, and picks its batch size.
+    fn begin(&self) -> (AppendGuard<'_>, usize) {
+        let active = self.0.fetch_add(1, Ordering::Relaxed) + 1;
+        let batch = (BUFFER_BUDGET / 2 / active).clamp(MIN_BATCH, MAX_BATCH);
+        (AppendGuard(self), batch)
+    }
+}
+
+struct AppendGuard<'a>(&'a Appends);
+
+impl Drop for AppendGuard<'_> {
+    fn drop(&mut self) {
+        self.0.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 /// Bytes written between background syncs of a long write.
 const SYNC_EVERY: u64 = 64 * 1024 * 1024;
@@ -33,19 +61,24 @@ const SYNC_EVERY: u64 = 64 * 1024 * 1024;
 /// Writes `body` at `file`'s position until it ends, syncs, and returns the bytes written.
 /// Bytes received before the body failed are written and synced too, then its error returned,
 /// so the client can resume from them.
-pub(super) async fn append_synced(file: File, body: BodyStream<'_>) -> io::Result<u64> {
-    let mut disk = Pipeline::new(file);
+pub(super) async fn append_synced(
+    appends: &Appends,
+    file: File,
+    body: BodyStream<'_>,
+) -> io::Result<u64> {
+    let (_active, size) = appends.begin();
+    let mut disk = Pipeline::new(file, size);
     // Untouched capacity costs no memory: the pages of a large allocation appear as written.
-    let mut batch = Vec::with_capacity(BATCH);
+    let mut batch = Vec::with_capacity(size);
     let received = loop {
         match body.next().await {
             Some(Ok(chunk)) => {
                 let mut rest = &chunk[..];
                 while !rest.is_empty() {
-                    let take = rest.len().min(BATCH - batch.len());
+                    let take = rest.len().min(size - batch.len());
                     batch.extend_from_slice(&rest[..take]);
                     rest = &rest[take..];
-                    if batch.len() == BATCH {
+                    if batch.len() == size {
                         batch = disk.submit(batch).await?;
                     }
                 }
@@ -62,6 +95,7 @@ pub(super) async fn append_synced(file: File, body: BodyStream<'_>) -> io::Resul
 /// One write and one background sync in flight at most.
 struct Pipeline {
     file: Arc<File>,
+    batch_size: usize,
     /// The write in flight; it hands its buffer back for reuse.
     writing: Option<JoinHandle<io::Result<Vec<u8>>>>,
     syncing: Option<JoinHandle<io::Result<()>>>,
@@ -70,9 +104,10 @@ struct Pipeline {
 }
 
 impl Pipeline {
-    fn new(file: File) -> Self {
+    fn new(file: File, batch_size: usize) -> Self {
         Self {
             file: Arc::new(file),
+            batch_size,
             writing: None,
             syncing: None,
             written: 0,
@@ -98,7 +133,7 @@ impl Pipeline {
             self.syncing = Some(spawn_blocking(move || file.sync_data()));
             self.since_sync = 0;
         }
-        Ok(spare.unwrap_or_else(|| Vec::with_capacity(BATCH)))
+        Ok(spare.unwrap_or_else(|| Vec::with_capacity(self.batch_size)))
     }
 
     /// Waits for every write, syncs the file and returns the bytes written.
@@ -169,17 +204,20 @@ mod tests {
     #[tokio::test]
     async fn batches_of_odd_chunks_land_in_order_after_the_prefix() {
         // Empty chunks, chunks straddling batch boundaries, one larger than a batch.
-        let (body, sent) = chunks(&[1, 0, 700_000, 3, BATCH, 0, 400_001, 17]);
+        let (body, sent) = chunks(&[1, 0, 700_000, 3, MAX_BATCH, 0, 400_001, 17]);
         let (tmp, file) = file_at(b"head");
         let mut body = stream::iter(body);
-        let written = append_synced(file, &mut body).await.expect("append");
+        let appends = Appends::default();
+        let written = append_synced(&appends, file, &mut body)
+            .await
+            .expect("append");
         assert_eq!(written, sent.len() as u64);
         assert_eq!(contents(&tmp), [b"head".as_slice(), &sent].concat());
     }
 
     #[tokio::test]
     async fn bytes_before_a_failure_are_kept_and_the_error_returned() {
-        let (mut body, sent) = chunks(&[BATCH + 5, 1000]);
+        let (mut body, sent) = chunks(&[MAX_BATCH + 5, 1000]);
         body.push(Err(io::Error::new(
             io::ErrorKind::ConnectionAborted,
             "gone",
@@ -187,10 +225,27 @@ mod tests {
         body.extend(chunks(&[99]).0);
         let (tmp, file) = file_at(b"");
         let mut body = stream::iter(body);
-        let err = append_synced(file, &mut body)
+        let appends = Appends::default();
+        let err = append_synced(&appends, file, &mut body)
             .await
             .expect_err("failed body");
         assert_eq!(err.kind(), io::ErrorKind::ConnectionAborted);
         assert_eq!(contents(&tmp), sent);
+        assert_eq!(appends.0.load(Ordering::Relaxed), 0, "guard released");
+    }
+
+    #[test]
+    fn batches_shrink_as_appends_share_the_budget() {
+        let appends = Appends::default();
+        let (first, alone) = appends.begin();
+        assert_eq!(alone, MAX_BATCH);
+        let crowd: Vec<_> = (0..199).map(|_| appends.begin()).collect();
+        let (_, last) = crowd.last().expect("199 appends");
+        assert_eq!(*last, BUFFER_BUDGET / 2 / 200);
+        drop(crowd);
+        drop(first);
+        let many: Vec<_> = (0..10_000).map(|_| appends.begin()).collect();
+        assert_eq!(many.first().map(|m| m.1), Some(MAX_BATCH), "alone again");
+        assert_eq!(many.last().map(|m| m.1), Some(MIN_BATCH));
     }
 }

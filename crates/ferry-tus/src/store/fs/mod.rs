@@ -16,6 +16,7 @@ mod caps;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -30,6 +31,7 @@ use crate::id::UploadId;
 #[derive(Debug, Clone)]
 pub struct FsStore {
     dir: PathBuf,
+    appends: Arc<append::Appends>,
 }
 
 impl FsStore {
@@ -37,7 +39,10 @@ impl FsStore {
     pub async fn open(dir: impl Into<PathBuf>) -> std::io::Result<Self> {
         let dir = dir.into();
         tokio::fs::create_dir_all(&dir).await?;
-        Ok(Self { dir })
+        Ok(Self {
+            dir,
+            appends: Arc::default(),
+        })
     }
 
     pub fn dir(&self) -> &Path {
@@ -190,7 +195,7 @@ impl Store for FsStore {
                 Ok(file)
             })
             .await?;
-        let written = append::append_synced(file, body).await?;
+        let written = append::append_synced(&self.appends, file, body).await?;
         Ok(offset + written)
     }
 
