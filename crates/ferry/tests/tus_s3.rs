@@ -1,5 +1,6 @@
 //! `ferry serve --store s3` against a real Garage: a tus upload in uneven PATCHes lands in the
-//! bucket byte-exact, downloads back, and termination removes it.
+//! bucket byte-exact, downloads back, and termination removes it; partial uploads concatenate
+//! into a final one.
 #![cfg(feature = "s3")]
 
 use clap::Parser;
@@ -93,5 +94,67 @@ async fn tus_upload_to_the_s3_store() {
         .expect("delete");
     assert_eq!(res.status(), 204);
     assert_eq!(garage.get_object(&format!("tus/{id}")).await, None);
+
+    // Concatenation: advertised, and a final upload holds the parts' bytes in order.
+    let res = client
+        .request(reqwest::Method::OPTIONS, format!("{base}/files/"))
+        .send()
+        .await
+        .expect("options");
+    let extensions = res.headers()["tus-extension"].to_str().expect("ascii");
+    assert!(
+        extensions.split(',').any(|e| e == "concatenation"),
+        "{extensions}"
+    );
+    let parts = [&bytes[..6 * 1024 * 1024 + 1], &bytes[6 * 1024 * 1024 + 1..]];
+    let mut part_urls = Vec::new();
+    for part in parts {
+        let res = client
+            .post(format!("{base}/files/"))
+            .header("Tus-Resumable", "1.0.0")
+            .header("Upload-Length", part.len().to_string())
+            .header("Upload-Concat", "partial")
+            .header("Content-Type", "application/offset+octet-stream")
+            .body(part.to_vec())
+            .send()
+            .await
+            .expect("create partial with its bytes");
+        assert_eq!(res.status(), 201);
+        assert_eq!(
+            res.headers()["upload-offset"],
+            part.len().to_string().as_str()
+        );
+        part_urls.push(
+            res.headers()["location"]
+                .to_str()
+                .expect("ascii")
+                .to_owned(),
+        );
+    }
+    let res = client
+        .post(format!("{base}/files/"))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Concat", format!("final;{}", part_urls.join(" ")))
+        .send()
+        .await
+        .expect("create final");
+    assert_eq!(res.status(), 201);
+    let url = format!(
+        "{base}{}",
+        res.headers()["location"].to_str().expect("ascii")
+    );
+    let res = client
+        .head(&url)
+        .header("Tus-Resumable", "1.0.0")
+        .send()
+        .await
+        .expect("head");
+    assert_eq!(
+        res.headers()["upload-offset"],
+        bytes.len().to_string().as_str()
+    );
+    let downloaded = client.get(&url).send().await.expect("download");
+    let downloaded = downloaded.bytes().await.expect("body");
+    assert_eq!(sha256_hex(&downloaded), sha256_hex(&bytes));
     server.abort();
 }

@@ -7,8 +7,10 @@
 //! a non-final part is never under the part size. The offset is the parts plus the tail recorded
 //! in the info, which is rewritten only after the bytes it counts are stored, so a crash never
 //! reports bytes S3 lacks. Memory per write is one part buffer, whatever the file size.
+//! Concatenation lives in [`concat`].
 
 mod client;
+mod concat;
 mod write;
 
 use async_trait::async_trait;
@@ -20,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use tokio_util::io::StreamReader;
 
 use super::{
-    BodyStream, DeferLength, Expire, NewUpload, Store, StoreError, Terminate, UploadInfo,
-    UploadReader,
+    BodyStream, Concatenate, DeferLength, Expire, NewUpload, Store, StoreError, Terminate,
+    UploadInfo, UploadReader,
 };
 use crate::id::UploadId;
 use client::{Client, s3_error};
@@ -214,6 +216,10 @@ impl Store for S3Store {
     }
 
     fn as_defer_length(&self) -> Option<&dyn DeferLength> {
+        Some(self)
+    }
+
+    fn as_concatenate(&self) -> Option<&dyn Concatenate> {
         Some(self)
     }
 
