@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # tus benchmark, all peers in one run on the same machine and the same bytes:
-#  1. one PATCH of BENCH_SIZE (default 1 GiB) to the fs store: ferry (release build) vs
-#     @tus/server 2.4.5 + @tus/file-store 2.1.1 vs a baseline server that only writes the body
-#     to disk; curl sends the file in every case. Throughput, peak RSS (VmHWM), sha256 checked.
-#  2. BENCH_UPLOADS (default 200) concurrent uploads of 1 MiB (POST + PATCH each) from one Node
-#     client: uploads per second and p99 latency, ferry vs @tus/server, every file's sha256
-#     checked.
-# BENCH_REPS (default 5) repetitions, interleaved, peer order rotated each repetition; medians
-# printed with the ratios against the goals (>= 3x @tus/server, >= 0.8x baseline, RSS < 32 MiB;
-# >= 3x uploads/s). Never fails on timing.
+#  1. one PATCH of BENCH_SIZE (default 1 GiB) to the fs store, sent by curl in every case.
+#     Peers: ferry (release build); @tus/server 2.4.5 + @tus/file-store 2.1.1; two write-only
+#     baselines that just write the body to one file (no fsync): `baseline` in Node (sink.mjs)
+#     and `baseline-rust` (ferry-tus-loadgen sink --file); and `discard` (ferry-tus-loadgen sink
+#     --discard), which stores nothing: the ceiling curl + loopback allow on this machine, printed
+#     next to "3x @tus/server" so a reader sees whether that goal is physically reachable here.
+#     MB/s, peak RSS (VmHWM), sha256 of the stored file checked (n/a for discard).
+#  2. BENCH_UPLOADS (default 200) concurrent uploads of 1 MiB (POST + one PATCH each), ferry vs
+#     @tus/server, from two clients: the Rust ferry-tus-loadgen and the Node fetch client
+#     (concurrent.mjs). Two clients because on a 2-core machine the Node client alone burns about
+#     a core and becomes the bottleneck (it measures itself, not the server); the Rust client is
+#     cheap enough to leave the cores to the server. Uploads/s, p50/p99 latency, CPU seconds of
+#     server and client, every stored file's sha256 checked.
+# BENCH_REPS (default 5) repetitions, interleaved, peer (and client) order rotated each
+# repetition; medians printed with the ratios against the goals (>= 3x @tus/server, >= 0.8x the
+# baselines, RSS < 32 MiB; >= 3x uploads/s). Never fails on timing. FERRY_BIN skips the ferry
+# build; the loadgen is built into CARGO_TARGET_DIR (default target/). Results: bench/results/tus.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -21,6 +29,9 @@ if [[ -z ${FERRY_BIN:-} ]]; then
   (cd "$root" && cargo build -q --release -p ferry)
   FERRY_BIN="${CARGO_TARGET_DIR:-$root/target}/release/ferry"
 fi
+(cd "$root" && cargo build -q --release -p ferry-tus-loadgen)
+loadgen="${CARGO_TARGET_DIR:-$root/target}/release/ferry-tus-loadgen"
+ticks="$(getconf CLK_TCK)"
 
 work="$(mktemp -d /tmp/ferry-bench-tus.XXXXXX)"
 out="$root/bench/results/tus"
@@ -41,17 +52,16 @@ start() {
   local peer=$1 dir=$2 port
   port="$(free_port)"
   base="http://127.0.0.1:$port"
+  store="$dir"
   case $peer in
     ferry)
       "$FERRY_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir" --ui-dir "$dir" \
         --max-uploads-per-client 0 >/dev/null 2>&1 &
       store="$dir/tus" ;;
-    tus-node)
-      node "$here/tus-server.mjs" "$port" "$dir" >/dev/null 2>&1 &
-      store="$dir" ;;
-    baseline)
-      node "$here/sink.mjs" "$port" "$dir/sink.bin" >/dev/null 2>&1 &
-      store="$dir" ;;
+    tus-node) node "$here/tus-server.mjs" "$port" "$dir" >/dev/null 2>&1 & ;;
+    baseline) node "$here/sink.mjs" "$port" "$dir/sink.bin" >/dev/null 2>&1 & ;;
+    baseline-rust) "$loadgen" sink "$port" --file "$dir/sink.bin" >/dev/null 2>&1 & ;;
+    discard) "$loadgen" sink "$port" --discard >/dev/null 2>&1 & ;;
   esac
   pid=$!
   for _ in $(seq 200); do
@@ -69,6 +79,7 @@ stop() {
 }
 
 peak_rss_kib() { awk '/VmHWM/ {print $2}' "/proc/$pid/status"; }
+cpu_secs() { awk -v t="$ticks" '{printf "%.2f", ($14 + $15) / t}' "/proc/$pid/stat"; }
 
 echo "preparing a $((size / 1048576)) MiB random file ..."
 head -c "$size" /dev/urandom >"$work/src.bin"
@@ -76,71 +87,107 @@ want="$(sha256sum "$work/src.bin" | cut -d' ' -f1)"
 
 # patch_once PEER: one upload of the file in a single request; appends "peer secs rss_kib ok".
 patch_once() {
-  local peer=$1 dir="$work/$1" url stored secs
+  local peer=$1 dir="$work/$1" url stored="" secs
   rm -rf "$dir" && mkdir -p "$dir"
   start "$peer" "$dir"
-  if [[ $peer == baseline ]]; then
-    url="$base/upload"
-    secs="$(curl -s -o /dev/null -H 'Expect:' -X PUT -T "$work/src.bin" -w '%{time_total}' "$url")"
-    stored="$dir/sink.bin"
-  else
-    url="$(curl -s -D - -o /dev/null -X POST -H 'Tus-Resumable: 1.0.0' -H "Upload-Length: $size" \
-      "$base/files/" | awk 'tolower($1)=="location:" {print $2}' | tr -d '\r')"
-    [[ $url == http* ]] || url="$base$url"
-    secs="$(curl -s -o /dev/null -H 'Expect:' -X PATCH -H 'Tus-Resumable: 1.0.0' \
-      -H 'Upload-Offset: 0' -H 'Content-Type: application/offset+octet-stream' \
-      -T "$work/src.bin" -w '%{time_total}' "$url")"
-    stored="$store/${url##*/}"
-  fi
+  case $peer in
+    ferry | tus-node)
+      url="$(curl -s -D - -o /dev/null -X POST -H 'Tus-Resumable: 1.0.0' -H "Upload-Length: $size" \
+        "$base/files/" | awk 'tolower($1)=="location:" {print $2}' | tr -d '\r')"
+      [[ $url == http* ]] || url="$base$url"
+      secs="$(curl -s -o /dev/null -H 'Expect:' -X PATCH -H 'Tus-Resumable: 1.0.0' \
+        -H 'Upload-Offset: 0' -H 'Content-Type: application/offset+octet-stream' \
+        -T "$work/src.bin" -w '%{time_total}' "$url")"
+      stored="$store/${url##*/}" ;;
+    *)
+      secs="$(curl -s -o /dev/null -H 'Expect:' -X PUT -T "$work/src.bin" -w '%{time_total}' "$base/upload")"
+      [[ $peer == discard ]] || stored="$dir/sink.bin" ;;
+  esac
   local rss ok=bad
   rss="$(peak_rss_kib)"
   stop
-  [[ "$(sha256sum "$stored" | cut -d' ' -f1)" == "$want" ]] && ok=ok
+  if [[ -z $stored ]]; then
+    ok=n/a
+  elif [[ "$(sha256sum "$stored" | cut -d' ' -f1)" == "$want" ]]; then
+    ok=ok
+  fi
   printf '%s\t%s\t%s\t%s\n' "$peer" "$secs" "$rss" "$ok" | tee -a "$out/patch.tsv" | sed 's/^/    /'
   rm -rf "$dir"
 }
 
+# concurrent_once CLIENT PEER: BENCH_UPLOADS uploads from the rust or node client; appends a line
+# with the client's JSON result, the server's peak RSS and the CPU seconds of server and client.
 concurrent_once() {
-  local peer=$1 dir="$work/$1" line rss
+  local client=$1 peer=$2 dir="$work/$2" line rss server_cpu client_cpu
+  local -a cmd
   rm -rf "$dir" && mkdir -p "$dir"
   start "$peer" "$dir"
-  line="$(node "$here/concurrent.mjs" "$base" "$store" "$uploads" 1048576)"
+  case $client in
+    rust) cmd=("$loadgen" upload "$base" "$store" "$uploads" 1048576) ;;
+    node) cmd=(node "$here/concurrent.mjs" "$base" "$store" "$uploads" 1048576) ;;
+  esac
+  # bash's `time` gives the client's user + sys CPU (includes preparing bodies and the sha256
+  # check, which are not timed: it shows the client's weight, not the timed window alone).
+  TIMEFORMAT='%3U %3S'
+  { time "${cmd[@]}" >"$work/line" 2>&3; } 3>&2 2>"$work/cpu"
+  line="$(cat "$work/line")"
+  client_cpu="$(awk '{printf "%.2f", $1 + $2}' "$work/cpu")"
   rss="$(peak_rss_kib)"
+  server_cpu="$(cpu_secs)"
   stop
-  echo "{\"peer\":\"$peer\",\"rssKib\":$rss,\"run\":$line}" | tee -a "$out/concurrent.jsonl" | sed 's/^/    /'
+  echo "{\"client\":\"$client\",\"peer\":\"$peer\",\"rssKib\":$rss,\"serverCpu\":$server_cpu,\"clientCpu\":$client_cpu,\"run\":$line}" |
+    tee -a "$out/concurrent.jsonl" | sed 's/^/    /'
   rm -rf "$dir"
 }
 
+peers=(ferry tus-node baseline baseline-rust discard)
 echo "1) one PATCH of $((size / 1048576)) MiB, $reps reps (peer, seconds, peak RSS KiB, sha256):"
-peers=(ferry tus-node baseline)
 for rep in $(seq "$reps"); do
-  for i in 0 1 2; do patch_once "${peers[$(((rep + i) % 3))]}"; done
+  for i in "${!peers[@]}"; do patch_once "${peers[$(((rep + i) % ${#peers[@]}))]}"; done
 done
 
-echo "2) $uploads concurrent uploads of 1 MiB, $reps reps:"
+runs=("rust ferry" "node tus-node" "rust tus-node" "node ferry")
+echo "2) $uploads concurrent uploads of 1 MiB, $reps reps (client, server):"
 for rep in $(seq "$reps"); do
-  if ((rep % 2)); then order=(ferry tus-node); else order=(tus-node ferry); fi
-  for peer in "${order[@]}"; do concurrent_once "$peer"; done
+  for i in "${!runs[@]}"; do
+    # shellcheck disable=SC2086 # "client peer" splits into two arguments on purpose
+    concurrent_once ${runs[$(((rep + i) % ${#runs[@]}))]}
+  done
 done
 
 node - "$out/patch.tsv" "$out/concurrent.jsonl" "$size" <<'JS'
 const fs = require('node:fs');
 const [tsv, jsonl, size] = process.argv.slice(2);
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const goal = (ok) => (ok ? 'met' : 'missed');
 const rows = fs.readFileSync(tsv, 'utf8').trim().split('\n').map((l) => l.split('\t'));
 const of = (peer) => rows.filter((r) => r[0] === peer);
 const mbps = (peer) => median(of(peer).map((r) => Number(size) / 1e6 / Number(r[1])));
 const rss = (peer) => Math.max(...of(peer).map((r) => Number(r[2]))) / 1024;
-const bad = rows.filter((r) => r[3] !== 'ok').length;
-console.log(`\nsummary (medians of ${of('ferry').length} reps; sha256 mismatches: ${bad})`);
-for (const p of ['ferry', 'tus-node', 'baseline']) console.log(`  single PATCH ${p.padEnd(9)} ${mbps(p).toFixed(0).padStart(5)} MB/s   peak RSS ${rss(p).toFixed(1)} MiB`);
+const bad = rows.filter((r) => r[3] === 'bad').length;
+console.log(`\nsummary (medians of ${of('ferry').length} reps; sha256 mismatches: ${bad}, discard not checked)`);
+const label = { ferry: 'ferry', 'tus-node': '@tus/server', baseline: 'baseline (node)', 'baseline-rust': 'baseline-rust', discard: 'discard (ceiling)' };
+for (const p of ['ferry', 'tus-node', 'baseline', 'baseline-rust', 'discard']) {
+  console.log(`  single PATCH ${label[p].padEnd(18)} ${mbps(p).toFixed(0).padStart(5)} MB/s   peak RSS ${rss(p).toFixed(1)} MiB`);
+}
 const vsTus = mbps('ferry') / mbps('tus-node');
-const vsBase = mbps('ferry') / mbps('baseline');
-console.log(`  ferry / @tus/server ${vsTus.toFixed(2)}x (goal >= 3x: ${vsTus >= 3 ? 'met' : 'missed'}); ferry / baseline ${vsBase.toFixed(2)}x (goal >= 0.8x: ${vsBase >= 0.8 ? 'met' : 'missed'}); ferry peak RSS ${rss('ferry').toFixed(1)} MiB (goal < 32 MiB: ${rss('ferry') < 32 ? 'met' : 'missed'})`);
+const target = 3 * mbps('tus-node');
+const ceiling = mbps('discard');
+console.log(`  ferry / @tus/server ${vsTus.toFixed(2)}x (goal >= 3x: ${goal(vsTus >= 3)}); 3x @tus/server = ${target.toFixed(0)} MB/s vs ceiling ${ceiling.toFixed(0)} MB/s (${target <= ceiling ? 'reachable here' : 'above the ceiling: not reachable on this machine'})`);
+for (const b of ['baseline', 'baseline-rust']) {
+  const r = mbps('ferry') / mbps(b);
+  console.log(`  ferry / ${label[b]} ${r.toFixed(2)}x (goal >= 0.8x: ${goal(r >= 0.8)})`);
+}
+console.log(`  ferry peak RSS ${rss('ferry').toFixed(1)} MiB (goal < 32 MiB: ${goal(rss('ferry') < 32)})`);
 const runs = fs.readFileSync(jsonl, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-const c = (peer, key) => median(runs.filter((r) => r.peer === peer).map((r) => r.run[key]));
+const c = (client, peer, get) => median(runs.filter((r) => r.client === client && r.peer === peer).map(get));
 const cbad = runs.filter((r) => !r.run.ok).length;
-for (const p of ['ferry', 'tus-node']) console.log(`  concurrent ${p.padEnd(9)} ${c(p, 'perSecond').toFixed(0).padStart(5)} uploads/s   p50 ${c(p, 'p50').toFixed(0)} ms   p99 ${c(p, 'p99').toFixed(0)} ms`);
-const ups = c('ferry', 'perSecond') / c('tus-node', 'perSecond');
-console.log(`  ferry / @tus/server uploads/s ${ups.toFixed(2)}x (goal >= 3x: ${ups >= 3 ? 'met' : 'missed'}); sha256 mismatches: ${cbad}`);
+console.log(`  concurrent (${runs.length} runs; sha256 mismatches: ${cbad}); CPU seconds per run, medians:`);
+for (const client of ['rust', 'node']) {
+  for (const p of ['ferry', 'tus-node']) {
+    console.log(`    ${client} client -> ${label[p].padEnd(11)} ${c(client, p, (r) => r.run.perSecond).toFixed(0).padStart(5)} uploads/s   p50 ${c(client, p, (r) => r.run.p50).toFixed(0).padStart(5)} ms   p99 ${c(client, p, (r) => r.run.p99).toFixed(0).padStart(5)} ms   server CPU ${c(client, p, (r) => r.serverCpu).toFixed(2)} s   client CPU ${c(client, p, (r) => r.clientCpu).toFixed(2)} s`);
+  }
+  const ups = c(client, 'ferry', (r) => r.run.perSecond) / c(client, 'tus-node', (r) => r.run.perSecond);
+  console.log(`    ${client} client: ferry / @tus/server uploads/s ${ups.toFixed(2)}x (goal >= 3x: ${goal(ups >= 3)})`);
+}
 JS
