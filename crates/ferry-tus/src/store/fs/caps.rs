@@ -19,17 +19,18 @@ use crate::store::{
 #[async_trait]
 impl Terminate for FsStore {
     async fn terminate(&self, id: &UploadId) -> Result<(), StoreError> {
-        // Info first: without it the upload no longer exists, even if removing the data fails.
-        match fs::remove_file(self.info_path(id)).await {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::NotFound),
-            Err(e) => return Err(e.into()),
-        }
-        match fs::remove_file(self.data_path(id)).await {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(e.into()),
-        }
+        self.blocking(id, |p| {
+            // Info first: without it the upload no longer exists, even if removing the data
+            // fails.
+            p.entries
+                .change(|| std::fs::remove_file(&p.info))
+                .map_err(not_found)?;
+            match p.entries.change(|| std::fs::remove_file(&p.data)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
+                _ => Ok(()),
+            }
+        })
+        .await
     }
 }
 
@@ -52,14 +53,14 @@ impl FsStore {
         let tmp = self.dir.join(format!("{id}.concat.tmp"));
         let sources: Vec<_> = parts.iter().map(|p| self.data_path(p)).collect();
         self.blocking(id, move |p| {
-            let mut out = std::fs::File::create(&tmp)?;
+            let mut out = p.entries.change(|| std::fs::File::create(&tmp))?;
             let mut length = 0u64;
             for source in sources {
                 let mut part = std::fs::File::open(source).map_err(not_found)?;
                 length += std::io::copy(&mut part, &mut out)?;
             }
             out.sync_data()?;
-            std::fs::rename(&tmp, &p.data)?;
+            p.entries.change(|| std::fs::rename(&tmp, &p.data))?;
             Ok(length)
         })
         .await
