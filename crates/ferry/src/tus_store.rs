@@ -1,19 +1,26 @@
-//! The tus store chosen by `--store`: `fs` under `--data-dir`, or `s3` in the `--s3-*` bucket
-//! (objects under `{--s3-key-prefix}tus/`).
+//! The tus store chosen by `--store`: `fs` under `--data-dir` (synced per `--fsync`), or `s3` in
+//! the `--s3-*` bucket (objects under `{--s3-key-prefix}tus/`).
 
 use std::io;
 use std::sync::Arc;
 
 use ferry_tus::Store;
-use ferry_tus::store::fs::FsStore;
+use ferry_tus::store::fs::{FsStore, Fsync};
 
 use crate::ServeConfig;
-use crate::config::StoreKind;
+use crate::config::{FsyncPolicy, StoreKind};
 
 /// Opens the configured store; a missing setting is an error naming the flag.
 pub async fn open(config: &ServeConfig) -> io::Result<Arc<dyn Store>> {
     match config.tus.store {
-        StoreKind::Fs => Ok(Arc::new(FsStore::open(config.data_dir.join("tus")).await?)),
+        StoreKind::Fs => {
+            let fsync = match config.tus.fsync {
+                FsyncPolicy::Always => Fsync::Always,
+                FsyncPolicy::Never => Fsync::Never,
+            };
+            let store = FsStore::open(config.data_dir.join("tus")).await?;
+            Ok(Arc::new(store.with_fsync(fsync)))
+        }
         StoreKind::S3 => s3(config),
     }
 }

@@ -1,6 +1,7 @@
 //! Durability of the tus fs store against the real binary: `kill -9` the `ferry` process while a
 //! PATCH is streaming, restart it on the same data directory, and resume. HEAD must report an
-//! offset whose bytes are all on disk, and the finished upload must be byte-exact.
+//! offset whose bytes are all on disk, and the finished upload must be byte-exact. Under both
+//! sync policies: a crash of the process never loses what the kernel holds.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -22,13 +23,14 @@ impl Drop for Ferry {
 }
 
 impl Ferry {
-    async fn start(data: &Path) -> Self {
+    async fn start(data: &Path, fsync: &str) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("free port")
             .port();
         let child = Command::new(env!("CARGO_BIN_EXE_ferry"))
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(["--fsync", fsync])
             .arg("--data-dir")
             .arg(data)
             .arg("--ui-dir")
@@ -59,11 +61,20 @@ impl Ferry {
 
 #[tokio::test]
 async fn kill_9_mid_patch_then_resume_is_byte_exact() {
+    kill_9_mid_patch_then_resume("always").await;
+}
+
+#[tokio::test]
+async fn kill_9_mid_patch_then_resume_is_byte_exact_without_fsync() {
+    kill_9_mid_patch_then_resume("never").await;
+}
+
+async fn kill_9_mid_patch_then_resume(fsync: &str) {
     let data = tempfile::tempdir().expect("temp dir");
     let bytes = random_bytes(24 << 20);
     let client = reqwest::Client::new();
 
-    let ferry = Ferry::start(data.path()).await;
+    let ferry = Ferry::start(data.path(), fsync).await;
     let res = client
         .post(format!("{}/files/", ferry.base))
         .header("Tus-Resumable", "1.0.0")
@@ -109,7 +120,7 @@ async fn kill_9_mid_patch_then_resume_is_byte_exact() {
     let _ = patch.await;
 
     // Restart on the same directory: the offset only counts bytes that are really there.
-    let ferry = Ferry::start(data.path()).await;
+    let ferry = Ferry::start(data.path(), fsync).await;
     let url = format!("{}{location}", ferry.base);
     let head = client
         .head(&url)

@@ -8,8 +8,8 @@
 //! that one copy measured slower: the receiver must then allocate a fresh buffer per read,
 //! which costs page faults; a caching allocator avoided them but tripled peak memory.)
 //!
-//! An `fdatasync` runs in the background every [`SYNC_EVERY`] bytes so that the one which ends
-//! the write (and makes its offset durable) has little left to flush.
+//! With [`Fsync::Always`] an `fdatasync` runs in the background every [`SYNC_EVERY`] bytes so
+//! that the one which ends the write (and makes its offset durable) has little left to flush.
 //!
 //! Every request writes through its own file handle, positioned once at the verified offset, so
 //! a write still finishing for a dropped request lands at its own positions, with the same bytes
@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use futures_util::StreamExt;
 use tokio::task::{JoinHandle, spawn_blocking};
 
+use super::Fsync;
 use crate::store::BodyStream;
 
 /// The largest batch: big enough that system calls and task hand-offs are rare.
@@ -58,16 +59,17 @@ impl Drop for AppendGuard<'_> {
 /// Bytes written between background syncs of a long write.
 const SYNC_EVERY: u64 = 64 * 1024 * 1024;
 
-/// Writes `body` at `file`'s position until it ends, syncs, and returns the bytes written.
-/// Bytes received before the body failed are written and synced too, then its error returned,
-/// so the client can resume from them.
-pub(super) async fn append_synced(
+/// Writes `body` at `file`'s position until it ends, syncs (per `fsync`), and returns the bytes
+/// written. Bytes received before the body failed are written and synced too, then its error
+/// returned, so the client can resume from them.
+pub(super) async fn append(
     appends: &Appends,
+    fsync: Fsync,
     file: File,
     body: BodyStream<'_>,
 ) -> io::Result<u64> {
     let (_active, size) = appends.begin();
-    let mut disk = Pipeline::new(file, size);
+    let mut disk = Pipeline::new(file, size, fsync);
     // Untouched capacity costs no memory: the pages of a large allocation appear as written.
     let mut batch = Vec::with_capacity(size);
     let received = loop {
@@ -96,6 +98,7 @@ pub(super) async fn append_synced(
 struct Pipeline {
     file: Arc<File>,
     batch_size: usize,
+    fsync: Fsync,
     /// The write in flight; it hands its buffer back for reuse.
     writing: Option<JoinHandle<io::Result<Vec<u8>>>>,
     syncing: Option<JoinHandle<io::Result<()>>>,
@@ -104,10 +107,11 @@ struct Pipeline {
 }
 
 impl Pipeline {
-    fn new(file: File, batch_size: usize) -> Self {
+    fn new(file: File, batch_size: usize, fsync: Fsync) -> Self {
         Self {
             file: Arc::new(file),
             batch_size,
+            fsync,
             writing: None,
             syncing: None,
             written: 0,
@@ -127,7 +131,10 @@ impl Pipeline {
         self.writing = Some(spawn_blocking(move || {
             (&*file).write_all(&batch).map(|()| batch)
         }));
-        if self.since_sync >= SYNC_EVERY && self.syncing.as_ref().is_none_or(|s| s.is_finished()) {
+        if self.fsync == Fsync::Always
+            && self.since_sync >= SYNC_EVERY
+            && self.syncing.as_ref().is_none_or(|s| s.is_finished())
+        {
             // Syncs what earlier writes stored; the one in flight is covered by a later sync.
             let file = self.file.clone();
             self.syncing = Some(spawn_blocking(move || file.sync_data()));
@@ -136,14 +143,16 @@ impl Pipeline {
         Ok(spare.unwrap_or_else(|| Vec::with_capacity(self.batch_size)))
     }
 
-    /// Waits for every write, syncs the file and returns the bytes written.
+    /// Waits for every write, syncs the file (per `fsync`) and returns the bytes written.
     async fn finish(mut self) -> io::Result<u64> {
         self.wait_write().await?;
         if let Some(sync) = self.syncing.take() {
             joined(sync.await)?;
         }
-        let file = self.file.clone();
-        joined(spawn_blocking(move || file.sync_data()).await)?;
+        if self.fsync == Fsync::Always {
+            let file = self.file.clone();
+            joined(spawn_blocking(move || file.sync_data()).await)?;
+        }
         Ok(self.written)
     }
 
@@ -208,7 +217,7 @@ mod tests {
         let (tmp, file) = file_at(b"head");
         let mut body = stream::iter(body);
         let appends = Appends::default();
-        let written = append_synced(&appends, file, &mut body)
+        let written = append(&appends, Fsync::Always, file, &mut body)
             .await
             .expect("append");
         assert_eq!(written, sent.len() as u64);
@@ -226,7 +235,7 @@ mod tests {
         let (tmp, file) = file_at(b"");
         let mut body = stream::iter(body);
         let appends = Appends::default();
-        let err = append_synced(&appends, file, &mut body)
+        let err = append(&appends, Fsync::Never, file, &mut body)
             .await
             .expect_err("failed body");
         assert_eq!(err.kind(), io::ErrorKind::ConnectionAborted);

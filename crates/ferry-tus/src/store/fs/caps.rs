@@ -6,7 +6,7 @@
 //! an index and the infos disagreeing, and the scan runs only when a partial upload completes.
 
 use async_trait::async_trait;
-use tokio::fs::{self, OpenOptions};
+use tokio::fs;
 
 use super::{FsStore, not_found, now_secs};
 use crate::id::UploadId;
@@ -59,7 +59,7 @@ impl FsStore {
                 let mut part = std::fs::File::open(source).map_err(not_found)?;
                 length += std::io::copy(&mut part, &mut out)?;
             }
-            out.sync_data()?;
+            p.sync(&out)?;
             p.entries.change(|| std::fs::rename(&tmp, &p.data))?;
             Ok(length)
         })
@@ -193,12 +193,15 @@ impl Expire for FsStore {
 #[async_trait]
 impl Truncate for FsStore {
     async fn truncate(&self, id: &UploadId, offset: u64) -> Result<(), StoreError> {
-        let file = OpenOptions::new()
-            .write(true)
-            .open(self.data_path(id))
-            .await?;
-        file.set_len(offset).await?;
-        file.sync_data().await?;
-        Ok(())
+        self.blocking(id, move |p| {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&p.data)
+                .map_err(not_found)?;
+            file.set_len(offset)?;
+            p.sync(&file)?;
+            Ok(())
+        })
+        .await
     }
 }
