@@ -54,6 +54,36 @@ async fn sweeper_reclaims_unfinished_uploads_only() {
 }
 
 #[tokio::test]
+async fn a_damaged_info_file_does_not_stop_the_sweep() {
+    let ep = Endpoint::with(TusConfig {
+        expiry: Some(Duration::from_secs(60)),
+        ..TusConfig::default()
+    })
+    .await;
+    let damaged = ep.create(Some(10), &[]).await;
+    let damaged_id = damaged.trim_start_matches("/files/");
+    std::fs::write(
+        ep.dir.path().join(format!("{damaged_id}.info")),
+        b"{\"id\":",
+    )
+    .expect("damage the info");
+    let stale = ep.create(Some(10), &[]).await;
+
+    assert_eq!(
+        ep.state.sweep(now() + 61).await,
+        1,
+        "the readable one is reclaimed"
+    );
+    assert_eq!(ep.send("HEAD", &stale, &[V], Vec::new()).await.status, 404);
+    // The damaged one is left for a person to look at, not deleted blindly.
+    assert!(ep.dir.path().join(format!("{damaged_id}.info")).exists());
+    assert_eq!(
+        ep.send("HEAD", &damaged, &[V], Vec::new()).await.status,
+        500
+    );
+}
+
+#[tokio::test]
 async fn expired_uploads_answer_410_before_the_sweep() {
     let ep = Endpoint::with(TusConfig {
         expiry: Some(Duration::ZERO),

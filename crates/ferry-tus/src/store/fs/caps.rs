@@ -67,6 +67,12 @@ impl FsStore {
     }
 }
 
+/// A scan over every info file skips one it cannot read (and says so), so a single damaged
+/// upload never stops expiration or concatenation for all the others.
+fn unreadable(id: &UploadId, e: &StoreError) {
+    tracing::warn!(upload = %id, error = %e, "skipping an unreadable upload info");
+}
+
 fn final_of(parts: &[UploadId]) -> Option<Concat> {
     Some(Concat::Final(
         parts.iter().map(|p| p.as_str().to_owned()).collect(),
@@ -139,7 +145,7 @@ impl ConcatenateUnfinished for FsStore {
                 }) if parts.iter().any(|p| p == part.as_str()) => found.push(id),
                 // Vanished meanwhile, or not a pending final of this part.
                 Ok(_) | Err(StoreError::NotFound) => {}
-                Err(e) => return Err(e),
+                Err(e) => unreadable(&id, &e),
             }
         }
         Ok(found)
@@ -183,7 +189,7 @@ impl Expire for FsStore {
                 Ok(info) if !info.is_complete() && info.updated_at < cutoff => stale.push(id),
                 // Vanished meanwhile, or finished: nothing to reclaim.
                 Ok(_) | Err(StoreError::NotFound) => {}
-                Err(e) => return Err(e),
+                Err(e) => unreadable(&id, &e),
             }
         }
         Ok(stale)
