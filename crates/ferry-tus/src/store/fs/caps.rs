@@ -46,6 +46,23 @@ impl DeferLength for FsStore {
 }
 
 impl FsStore {
+    /// The ids of every upload with an info file (for scans; the directory is listed once).
+    async fn upload_ids(&self) -> Result<Vec<UploadId>, StoreError> {
+        let mut ids = Vec::new();
+        let mut entries = fs::read_dir(&self.dir).await?;
+        while let Some(entry) = entries.next_entry().await? {
+            let name = entry.file_name();
+            if let Some(id) = name
+                .to_str()
+                .and_then(|n| n.strip_suffix(".info"))
+                .and_then(UploadId::parse)
+            {
+                ids.push(id);
+            }
+        }
+        Ok(ids)
+    }
+
     /// Copies the parts, in order, into `id`'s data file and returns the length. Bytes go to a
     /// temporary name and appear complete or not at all: a crash mid-copy leaves no final
     /// upload that claims bytes it lacks. `std::io::copy` lets the kernel copy file to file.
@@ -127,16 +144,7 @@ impl ConcatenateUnfinished for FsStore {
 
     async fn pending_with(&self, part: &UploadId) -> Result<Vec<UploadId>, StoreError> {
         let mut found = Vec::new();
-        let mut entries = fs::read_dir(&self.dir).await?;
-        while let Some(entry) = entries.next_entry().await? {
-            let name = entry.file_name();
-            let Some(id) = name
-                .to_str()
-                .and_then(|n| n.strip_suffix(".info"))
-                .and_then(UploadId::parse)
-            else {
-                continue;
-            };
+        for id in self.upload_ids().await? {
             match self.read_info(&id).await {
                 Ok(UploadInfo {
                     pending: true,
@@ -175,16 +183,7 @@ impl ConcatenateUnfinished for FsStore {
 impl Expire for FsStore {
     async fn stale(&self, cutoff: u64) -> Result<Vec<UploadId>, StoreError> {
         let mut stale = Vec::new();
-        let mut entries = fs::read_dir(&self.dir).await?;
-        while let Some(entry) = entries.next_entry().await? {
-            let name = entry.file_name();
-            let Some(id) = name
-                .to_str()
-                .and_then(|n| n.strip_suffix(".info"))
-                .and_then(UploadId::parse)
-            else {
-                continue;
-            };
+        for id in self.upload_ids().await? {
             match self.info(&id).await {
                 Ok(info) if !info.is_complete() && info.updated_at < cutoff => stale.push(id),
                 // Vanished meanwhile, or finished: nothing to reclaim.
