@@ -135,7 +135,7 @@ impl TusState {
         if store.as_terminate().is_some() {
             extensions.push("termination");
         }
-        if store.as_truncate().is_some() {
+        if store.as_stage().is_some() {
             extensions.push("checksum");
             extensions.push("checksum-trailer");
         }

@@ -19,7 +19,7 @@ pub(super) async fn handle(State(state): State<TusState>) -> (StatusCode, Header
     if let Some(max) = state.config().max_size {
         headers.insert(TUS_MAX_SIZE, header_u64(max));
     }
-    if state.store().as_truncate().is_some() {
+    if state.store().as_stage().is_some() {
         headers.insert(TUS_CHECKSUM_ALGORITHM, HeaderValue::from_static(ALGORITHMS));
     }
     (StatusCode::NO_CONTENT, headers)

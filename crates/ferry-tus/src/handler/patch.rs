@@ -121,7 +121,7 @@ pub(super) fn parse_checksum(state: &TusState, headers: &HeaderMap) -> Result<Ch
     if raw.is_none() && !trailer {
         return Ok(Checksum::None);
     }
-    if state.store().as_truncate().is_none() {
+    if state.store().as_stage().is_none() {
         return Err(TusError::UnsupportedExtension);
     }
     match raw {
@@ -176,12 +176,18 @@ pub(super) async fn append(
         Checksum::Header(expected) => std::slice::from_ref(&expected.algorithm),
         Checksum::Trailer => &ALL,
     };
-    let (written, digests) = if algorithms.is_empty() {
-        (store.write(id, offset, &mut body).await, None)
-    } else {
-        let mut hashing = HashingStream::new(&mut body, algorithms);
-        let written = store.write(id, offset, &mut hashing).await;
-        (written, Some(hashing.finish()))
+    // A checksummed chunk is held aside and appended only once its digest matched.
+    let stage = match checksum {
+        Checksum::None => None,
+        _ => Some(store.as_stage().ok_or(TusError::UnsupportedExtension)?),
+    };
+    let (written, digests) = match stage {
+        None => (store.write(id, offset, &mut body).await, None),
+        Some(stage) => {
+            let mut hashing = HashingStream::new(&mut body, algorithms);
+            let staged = stage.stage(id, offset, &mut hashing).await;
+            (staged.map(|n| offset + n), Some(hashing.finish()))
+        }
     };
     let outcome = match written {
         // A body may run past the length: what fitted is stored, the rest is refused. Reading
@@ -198,18 +204,12 @@ pub(super) async fn append(
         },
         Err(e) => Err(write_error(e)),
     };
-    if !matches!(checksum, Checksum::None) && outcome.is_err() {
-        discard(state, id, offset).await?;
+    match (stage, outcome) {
+        (None, outcome) => outcome,
+        (Some(stage), Ok(_)) => Ok(stage.commit(id).await?),
+        (Some(stage), Err(e)) => {
+            stage.discard(id).await?;
+            Err(e)
+        }
     }
-    outcome
-}
-
-/// Cuts the upload back to `offset`, undoing an unverified chunk.
-async fn discard(state: &TusState, id: &UploadId, offset: u64) -> Result<(), TusError> {
-    let truncate = state
-        .store()
-        .as_truncate()
-        .ok_or(TusError::UnsupportedExtension)?;
-    truncate.truncate(id, offset).await?;
-    Ok(())
 }

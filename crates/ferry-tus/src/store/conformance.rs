@@ -53,9 +53,7 @@ pub async fn run(store: &dyn Store) -> Result<(), String> {
         .await
         .map_err(|e| format!("concatenate_unfinished: {e}"))?;
     expire(store).await.map_err(|e| format!("expire: {e}"))?;
-    truncate(store)
-        .await
-        .map_err(|e| format!("truncate: {e}"))?;
+    stage(store).await.map_err(|e| format!("stage: {e}"))?;
     Ok(())
 }
 
@@ -367,21 +365,39 @@ async fn expire(store: &dyn Store) -> Result<(), String> {
     Ok(())
 }
 
-async fn truncate(store: &dyn Store) -> Result<(), String> {
-    let Some(truncate) = store.as_truncate() else {
+async fn stage(store: &dyn Store) -> Result<(), String> {
+    let Some(stage) = store.as_stage() else {
         return Ok(());
     };
+    let offset = |info: Result<UploadInfo, StoreError>| info.map(|i| i.offset);
     let id = new_upload(store, Some(10), false).await?;
-    write(store, &id, 0, b"0123456789").await?;
-    truncate.truncate(&id, 4).await.map_err(|e| e.to_string())?;
+    write(store, &id, 0, b"0123").await?;
+    match stage.stage(&id, 3, &mut body_of(b"x")).await {
+        Err(StoreError::OffsetMismatch {
+            sent: 3,
+            current: 4,
+        }) => {}
+        other => return Err(format!("staging at a wrong offset gave {other:?}")),
+    }
+    let held = stage.stage(&id, 4, &mut body_of(b"bad!")).await;
+    ensure!(matches!(held, Ok(4)), "staged {held:?}");
     ensure!(
-        store.info(&id).await.map_err(|e| e.to_string())?.offset == 4,
-        "truncate kept bytes"
+        offset(store.info(&id).await).ok() == Some(4),
+        "staged bytes counted before the commit"
     );
-    write(store, &id, 4, b"abcdef").await?;
+    stage.discard(&id).await.map_err(|e| e.to_string())?;
+    // A failed body holds its prefix until discarded; a new stage replaces it.
     ensure!(
-        read_all(store, &id).await? == b"0123abcdef",
-        "bytes after truncate differ"
+        stage.stage(&id, 4, &mut failing(b"ab")).await.is_err(),
+        "a failed body staged without error"
+    );
+    let held = stage.stage(&id, 4, &mut body_of(b"456789")).await;
+    ensure!(matches!(held, Ok(6)), "staged {held:?}");
+    let committed = stage.commit(&id).await.map_err(|e| e.to_string())?;
+    ensure!(committed == 10, "commit reached {committed}");
+    ensure!(
+        read_all(store, &id).await? == b"0123456789",
+        "bytes after commit differ"
     );
     Ok(())
 }

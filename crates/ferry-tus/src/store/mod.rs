@@ -136,9 +136,9 @@ pub trait Store: Send + Sync + 'static {
         None
     }
 
-    /// Cutting an upload back to an offset, which the checksum extension needs to discard a
-    /// chunk that failed verification.
-    fn as_truncate(&self) -> Option<&dyn Truncate> {
+    /// Holding a chunk aside until it is accepted, which the checksum extension needs: a chunk
+    /// counts only once its digest matched, even across a crash.
+    fn as_stage(&self) -> Option<&dyn Stage> {
         None
     }
 }
@@ -197,9 +197,24 @@ pub trait Expire: Send + Sync {
     async fn stale(&self, cutoff: u64) -> Result<Vec<UploadId>, StoreError>;
 }
 
-/// Capability: cut an upload's bytes back to `offset` (used to discard a chunk whose checksum
-/// did not match).
+/// Capability: write a chunk aside and append it only once accepted (checksum). Until
+/// [`Stage::commit`] the upload's offset does not move, so neither a failed check nor a crash
+/// before the check leaves unverified bytes counted.
 #[async_trait]
-pub trait Truncate: Send + Sync {
-    async fn truncate(&self, id: &UploadId, offset: u64) -> Result<(), StoreError>;
+pub trait Stage: Send + Sync {
+    /// Writes `body` aside for the upload, whose offset must be `offset`, and returns the bytes
+    /// held; replaces anything staged before. Bytes received before the body failed are held,
+    /// then the error is returned.
+    async fn stage(
+        &self,
+        id: &UploadId,
+        offset: u64,
+        body: BodyStream<'_>,
+    ) -> Result<u64, StoreError>;
+
+    /// Appends the staged bytes to the upload and returns its new offset.
+    async fn commit(&self, id: &UploadId) -> Result<u64, StoreError>;
+
+    /// Drops the staged bytes, if any.
+    async fn discard(&self, id: &UploadId) -> Result<(), StoreError>;
 }

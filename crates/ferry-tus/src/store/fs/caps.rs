@@ -1,5 +1,5 @@
 //! The fs store's optional capabilities: termination, deferred length, concatenation (finished
-//! and unfinished), expiration and truncation.
+//! and unfinished) and expiration. Staging for checksums is in [`super::stage`].
 //!
 //! Pending finals (concatenation-unfinished) are found by scanning the info files when a part
 //! finishes, not through an index: the info file is the only record, so a crash can never leave
@@ -8,12 +8,13 @@
 use async_trait::async_trait;
 use tokio::fs;
 
+use super::stage::remove_if_present;
 use super::{FsStore, not_found, now_secs};
 use crate::id::UploadId;
 use crate::protocol::Metadata;
 use crate::store::{
     Concat, Concatenate, ConcatenateUnfinished, DeferLength, Expire, Store, StoreError, Terminate,
-    Truncate, UploadInfo,
+    UploadInfo,
 };
 
 #[async_trait]
@@ -25,10 +26,10 @@ impl Terminate for FsStore {
             p.entries
                 .change(|| std::fs::remove_file(&p.info))
                 .map_err(not_found)?;
-            match p.entries.change(|| std::fs::remove_file(&p.data)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
-                _ => Ok(()),
-            }
+            p.entries.change(|| remove_if_present(&p.data))?;
+            // A chunk held aside for a checksum that never came.
+            let stage = p.data.with_extension("stage");
+            Ok(p.entries.change(|| remove_if_present(&stage))?)
         })
         .await
     }
@@ -192,21 +193,5 @@ impl Expire for FsStore {
             }
         }
         Ok(stale)
-    }
-}
-
-#[async_trait]
-impl Truncate for FsStore {
-    async fn truncate(&self, id: &UploadId, offset: u64) -> Result<(), StoreError> {
-        self.blocking(id, move |p| {
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .open(&p.data)
-                .map_err(not_found)?;
-            file.set_len(offset)?;
-            p.sync(&file)?;
-            Ok(())
-        })
-        .await
     }
 }

@@ -8,10 +8,11 @@
 //!
 //! File system calls that belong together run as one blocking task (creating an upload is five
 //! calls, reading its info two), so a request waits for the blocking pool once, not per call.
-//! Appending lives in [`append`]; the optional capabilities in [`caps`].
+//! Appending lives in [`append`]; the optional capabilities in [`caps`] and [`stage`].
 
 mod append;
 mod caps;
+mod stage;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
@@ -22,8 +23,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 
 use super::{
-    BodyStream, Concat, Concatenate, ConcatenateUnfinished, DeferLength, Expire, NewUpload, Store,
-    StoreError, Terminate, Truncate, UploadInfo, UploadReader,
+    BodyStream, Concat, Concatenate, ConcatenateUnfinished, DeferLength, Expire, NewUpload, Stage,
+    Store, StoreError, Terminate, UploadInfo, UploadReader,
 };
 use crate::id::UploadId;
 
@@ -277,7 +278,7 @@ impl Store for FsStore {
         Some(self)
     }
 
-    fn as_truncate(&self) -> Option<&dyn Truncate> {
+    fn as_stage(&self) -> Option<&dyn Stage> {
         Some(self)
     }
 }
