@@ -74,6 +74,16 @@ pub struct TusArgs {
     #[arg(long, env = "FERRY_MAX_UPLOADS_PER_CLIENT", default_value_t = 32)]
     pub max_uploads_per_client: usize,
 
+    /// Reverse proxies (addresses or CIDR ranges, comma-separated) whose `X-Forwarded-For`
+    /// names the client for --max-uploads-per-client; from anyone else the header is ignored.
+    #[arg(
+        long,
+        env = "FERRY_TRUSTED_PROXIES",
+        value_delimiter = ',',
+        value_parser = parse_proxy
+    )]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+
     /// Where tus uploads are stored: `fs` (under --data-dir) or `s3` (the --s3-* bucket).
     #[arg(long, env = "FERRY_STORE", value_enum, default_value_t = StoreKind::Fs)]
     pub store: StoreKind,
@@ -88,6 +98,14 @@ pub struct TusArgs {
     /// per request when `Upload-Draft-Interop-Version: 8` is sent.
     #[arg(long, env = "FERRY_IETF_DRAFT")]
     pub ietf_draft: bool,
+}
+
+/// `10.0.0.0/8` or a single address (`127.0.0.1`, `::1`).
+fn parse_proxy(raw: &str) -> Result<ipnet::IpNet, String> {
+    let raw = raw.trim();
+    raw.parse::<ipnet::IpNet>()
+        .or_else(|_| raw.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("{raw:?} is not an IP address or CIDR range"))
 }
 
 /// The tus store kinds.
@@ -112,6 +130,7 @@ impl Default for TusArgs {
             upload_expiry: 86_400,
             idle_timeout: 30,
             max_uploads_per_client: 32,
+            trusted_proxies: Vec::new(),
             store: StoreKind::Fs,
             fsync: FsyncPolicy::Always,
             ietf_draft: false,
@@ -203,5 +222,25 @@ impl ServeConfig {
         self.ui_dir
             .clone()
             .unwrap_or_else(|| PathBuf::from(BUILT_UI_DIR))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_proxy;
+
+    #[test]
+    fn trusted_proxies_are_addresses_or_ranges() {
+        for (raw, want) in [
+            ("10.0.0.0/8", "10.0.0.0/8"),
+            (" 127.0.0.1", "127.0.0.1/32"),
+            ("::1", "::1/128"),
+            ("2001:db8::/32", "2001:db8::/32"),
+        ] {
+            assert_eq!(parse_proxy(raw).map(|n| n.to_string()), Ok(want.to_owned()));
+        }
+        for raw in ["nope", "10.0.0.0/33", "", "10.0.0"] {
+            assert!(parse_proxy(raw).is_err(), "{raw:?}");
+        }
     }
 }

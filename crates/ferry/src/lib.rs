@@ -38,6 +38,7 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
                 .then(|| std::time::Duration::from_secs(config.tus.upload_expiry)),
             idle_timeout: std::time::Duration::from_secs(config.tus.idle_timeout),
             max_uploads_per_client: config.tus.max_uploads_per_client,
+            trusted_proxies: config.tus.trusted_proxies.clone(),
             cors: true,
             ietf_draft: config.tus.ietf_draft,
         },

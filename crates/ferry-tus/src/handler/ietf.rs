@@ -290,7 +290,7 @@ async fn create(
     let location =
         HeaderValue::from_str(&state.location(&info.id)).map_err(|_| TusError::Internal)?;
     if declared != Some(0) {
-        let (_slot, guard, current) = begin_write(state, &id, extensions).await?;
+        let (_slot, guard, current) = begin_write(state, &id, extensions, headers).await?;
         // The upload exists whatever happens to its first bytes: answer 201 with what was
         // durably stored, and let the client resume from there.
         info = current;
@@ -348,7 +348,7 @@ async fn append_draft(
     let complete = required_complete(headers)?;
     let declared = parse_u64(headers, &header::CONTENT_LENGTH)?;
 
-    let (_slot, guard, mut info) = begin_write(state, &id, extensions).await?;
+    let (_slot, guard, mut info) = begin_write(state, &id, extensions, headers).await?;
     if info.is_complete() {
         return Err(completed());
     }

@@ -47,6 +47,8 @@ pub struct TusConfig {
     pub idle_timeout: Duration,
     /// Uploads one client address may write at once; 0 for no cap.
     pub max_uploads_per_client: usize,
+    /// Reverse proxies whose `X-Forwarded-For` names the client for that cap (none by default).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Answer CORS preflights and expose the tus headers to pages of any origin.
     pub cors: bool,
     /// Also speak the IETF resumable-upload draft (interop version 8) to requests carrying
@@ -62,6 +64,7 @@ impl Default for TusConfig {
             expiry: Some(Duration::from_secs(24 * 60 * 60)),
             idle_timeout: Duration::from_secs(30),
             max_uploads_per_client: 32,
+            trusted_proxies: Vec::new(),
             cors: true,
             ietf_draft: false,
         }
@@ -91,7 +94,10 @@ impl std::fmt::Debug for TusState {
 
 impl TusState {
     pub fn new(store: Arc<dyn Store>, config: TusConfig) -> Self {
-        let slots = Arc::new(ClientSlots::new(config.max_uploads_per_client));
+        let slots = Arc::new(ClientSlots::new(
+            config.max_uploads_per_client,
+            config.trusted_proxies.clone(),
+        ));
         Self {
             inner: Arc::new(Inner {
                 store,

@@ -39,7 +39,7 @@ pub(super) async fn handle(
         }
     }
 
-    let (_slot, guard, mut info) = begin_write(&state, &id, &extensions).await?;
+    let (_slot, guard, mut info) = begin_write(&state, &id, &extensions, &headers).await?;
     if info.offset != offset {
         return Err(TusError::OffsetMismatch {
             sent: offset,
@@ -83,8 +83,9 @@ pub(super) async fn begin_write(
     state: &TusState,
     id: &UploadId,
     extensions: &Extensions,
+    headers: &HeaderMap,
 ) -> Result<(Option<SlotGuard>, UploadGuard, UploadInfo), TusError> {
-    let slot = state.slots().take(extensions)?;
+    let slot = state.slots().take(extensions, headers)?;
     let guard = state.locks().lock(id).await;
     let info = state.store().info(id).await?;
     state.check_not_expired(&info)?;

@@ -85,7 +85,7 @@ pub(super) async fn handle(
     let mut out = created(&state, &info)?;
     if with_body {
         let id = UploadId::parse(&info.id).ok_or(TusError::Internal)?;
-        let _slot = state.slots().take(&extensions)?;
+        let _slot = state.slots().take(&extensions, &headers)?;
         let guard = state.locks().lock(&id).await;
         // The upload exists whatever happens to its first bytes: answer 201 with what was
         // durably stored, and let the client resume from there.

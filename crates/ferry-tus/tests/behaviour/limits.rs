@@ -152,3 +152,62 @@ async fn uploads_written_at_once_are_capped_per_client() {
     assert_eq!(first.answer.await.expect("join"), Ok(204));
     assert_eq!(ep.patch(&third, 0, b"0123456789").await.status, 204);
 }
+
+/// PATCHes a whole 10-byte upload as the client `forwarded_for` says it is.
+async fn patch_as(ep: &Endpoint, upload: &str, forwarded_for: &str) -> u16 {
+    let headers = [
+        ("Tus-Resumable", "1.0.0"),
+        ("Upload-Offset", "0"),
+        ("Content-Type", "application/offset+octet-stream"),
+        ("X-Forwarded-For", forwarded_for),
+    ];
+    ep.send("PATCH", upload, &headers, b"0123456789".to_vec())
+        .await
+        .status
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_cap() {
+    let trusted = |nets: &[&str]| -> Vec<ipnet::IpNet> {
+        nets.iter().map(|n| n.parse().expect("net")).collect()
+    };
+    for (proxies, other_client_status) in [(trusted(&["127.0.0.1/32"]), 204), (vec![], 429)] {
+        let ep = Endpoint::with(TusConfig {
+            max_uploads_per_client: 1,
+            trusted_proxies: proxies.clone(),
+            ..TusConfig::default()
+        })
+        .await;
+        // Client A holds its one slot with a PATCH in flight.
+        let held = ep.create(Some(10_000), &[]).await;
+        let patch = OpenPatch::start(
+            &ep,
+            "PATCH",
+            &held,
+            &headers(&[
+                ("Tus-Resumable", "1.0.0"),
+                ("Upload-Offset", "0"),
+                ("Content-Type", "application/offset+octet-stream"),
+                ("X-Forwarded-For", "198.51.100.1"),
+            ]),
+        );
+        patch.send(b"abc").await;
+        offset_reaches(&ep, &held, 3).await;
+
+        let upload = ep.create(Some(10), &[]).await;
+        assert_eq!(
+            patch_as(&ep, &upload, "198.51.100.2").await,
+            other_client_status,
+            "another client, proxies {proxies:?}"
+        );
+        let upload = ep.create(Some(10), &[]).await;
+        // A forged entry left of the proxy's own does not make client A someone else.
+        assert_eq!(
+            patch_as(&ep, &upload, "203.0.113.7, 198.51.100.1").await,
+            429,
+            "client A again, proxies {proxies:?}"
+        );
+        drop(patch.feed);
+        assert_eq!(patch.answer.await.expect("join"), Ok(204));
+    }
+}
