@@ -2,11 +2,13 @@
 //!
 //! The body's chunks are copied into a batch buffer; each full batch goes to the file in one
 //! write on the blocking pool while the next one fills, so the network and the disk work at the
-//! same time. Two buffers take turns, so a write allocates nothing after its start and holds at
-//! most two batches. Batches share a memory budget ([`Appends`]): one upload gets
-//! [`MAX_BATCH`]-sized batches, hundreds at once get smaller ones. (Handing the network's own chunks to the disk without
-//! that one copy measured slower: the receiver must then allocate a fresh buffer per read,
-//! which costs page faults; a caching allocator avoided them but tripled peak memory.)
+//! same time. Two buffers take turns, so a write allocates nothing after its second batch and
+//! holds two batches at most. Batches share a memory budget ([`Appends`]): one upload gets
+//! [`MAX_BATCH`]-sized batches, hundreds at once get smaller ones.
+//!
+//! Why one copy rather than none: handing the network's own chunks to the disk measured slower,
+//! because the receiver must then allocate a fresh buffer per read and pay its page faults; a
+//! caching allocator avoided those but tripled peak memory.
 //!
 //! With [`Fsync::Always`] an `fdatasync` runs in the background every [`SYNC_EVERY`] bytes so
 //! that the one which ends the write (and makes its offset durable) has little left to flush.
