@@ -89,18 +89,25 @@ stop() {
 settle() { sync; sleep 0.5; }
 
 peak_rss_kib() { awk '/VmHWM/ {print $2}' "/proc/$pid/status"; }
+# CPU time the hypervisor took from this machine so far (the `steal` column of /proc/stat), in
+# seconds: runs during which it grows were slowed by other tenants and are flagged.
+steal_secs() { awk -v t="$ticks" '/^cpu / {printf "%.2f", $9 / t}' /proc/stat; }
+stolen_since() { awk -v a="$1" -v b="$(steal_secs)" 'BEGIN {printf "%.2f", b - a}'; }
+
 cpu_secs() { awk -v t="$ticks" '{printf "%.2f", ($14 + $15) / t}' "/proc/$pid/stat"; }
 
 echo "preparing a $((size / 1048576)) MiB random file ..."
 head -c "$size" /dev/urandom >"$work/src.bin"
 want="$(sha256sum "$work/src.bin" | cut -d' ' -f1)"
 
-# patch_once PEER: one upload of the file in a single request; appends "peer secs rss_kib ok".
+# patch_once PEER: one upload of the file in a single request; appends
+# "peer secs rss_kib ok stolen_secs".
 patch_once() {
-  local peer=$1 dir="$work/$1" url stored="" secs
+  local peer=$1 dir="$work/$1" url stored="" secs steal0
   rm -rf "$dir" && mkdir -p "$dir"
   settle
   start "$peer" "$dir"
+  steal0="$(steal_secs)"
   case $peer in
     ferry | ferry-nosync | tus-node)
       url="$(curl -s -D - -o /dev/null -X POST -H 'Tus-Resumable: 1.0.0' -H "Upload-Length: $size" \
@@ -122,18 +129,20 @@ patch_once() {
   elif [[ "$(sha256sum "$stored" | cut -d' ' -f1)" == "$want" ]]; then
     ok=ok
   fi
-  printf '%s\t%s\t%s\t%s\n' "$peer" "$secs" "$rss" "$ok" | tee -a "$out/patch.tsv" | sed 's/^/    /'
+  printf '%s\t%s\t%s\t%s\t%s\n' "$peer" "$secs" "$rss" "$ok" "$(stolen_since "$steal0")" |
+    tee -a "$out/patch.tsv" | sed 's/^/    /'
   rm -rf "$dir"
 }
 
 # concurrent_once CLIENT PEER: BENCH_UPLOADS uploads from the rust or node client; appends a line
 # with the client's JSON result, the server's peak RSS and the CPU seconds of server and client.
 concurrent_once() {
-  local client=$1 peer=$2 dir="$work/$2" line rss server_cpu client_cpu
+  local client=$1 peer=$2 dir="$work/$2" line rss server_cpu client_cpu steal0
   local -a cmd
   rm -rf "$dir" && mkdir -p "$dir"
   settle
   start "$peer" "$dir"
+  steal0="$(steal_secs)"
   case $client in
     rust) cmd=("$loadgen" upload "$base" "$store" "$uploads" 1048576) ;;
     node) cmd=(node "$here/concurrent.mjs" "$base" "$store" "$uploads" 1048576) ;;
@@ -147,13 +156,13 @@ concurrent_once() {
   rss="$(peak_rss_kib)"
   server_cpu="$(cpu_secs)"
   stop
-  echo "{\"client\":\"$client\",\"peer\":\"$peer\",\"rssKib\":$rss,\"serverCpu\":$server_cpu,\"clientCpu\":$client_cpu,\"run\":$line}" |
+  echo "{\"client\":\"$client\",\"peer\":\"$peer\",\"rssKib\":$rss,\"serverCpu\":$server_cpu,\"clientCpu\":$client_cpu,\"stolen\":$(stolen_since "$steal0"),\"run\":$line}" |
     tee -a "$out/concurrent.jsonl" | sed 's/^/    /'
   rm -rf "$dir"
 }
 
 peers=(ferry ferry-nosync tus-node baseline baseline-rust discard)
-echo "1) one PATCH of $((size / 1048576)) MiB, $reps reps (peer, seconds, peak RSS KiB, sha256):"
+echo "1) one PATCH of $((size / 1048576)) MiB, $reps reps (peer, seconds, peak RSS KiB, sha256, CPU seconds stolen by the hypervisor):"
 for rep in $(seq "$reps"); do
   for i in "${!peers[@]}"; do patch_once "${peers[$(((rep + i) % ${#peers[@]}))]}"; done
 done
@@ -177,7 +186,10 @@ const of = (peer) => rows.filter((r) => r[0] === peer);
 const mbps = (peer) => median(of(peer).map((r) => Number(size) / 1e6 / Number(r[1])));
 const rss = (peer) => Math.max(...of(peer).map((r) => Number(r[2]))) / 1024;
 const bad = rows.filter((r) => r[3] === 'bad').length;
+// Steal: CPU time the hypervisor gave other tenants during a run; such runs are slowed unevenly.
+const disturbed = (xs) => `${xs.filter((x) => x > 0.05).length} of ${xs.length} runs lost CPU to the hypervisor (${xs.reduce((a, b) => a + b, 0).toFixed(2)} s in all)`;
 console.log(`\nsummary (medians of ${of('ferry').length} reps; sha256 mismatches: ${bad}, discard not checked)`);
+console.log(`  single PATCH: ${disturbed(rows.map((r) => Number(r[4] ?? 0)))}`);
 const label = { ferry: 'ferry', 'ferry-nosync': 'ferry --fsync never', 'tus-node': '@tus/server', baseline: 'baseline (node)', 'baseline-rust': 'baseline-rust', discard: 'discard (ceiling)' };
 for (const p of ['ferry', 'ferry-nosync', 'tus-node', 'baseline', 'baseline-rust', 'discard']) {
   console.log(`  single PATCH ${label[p].padEnd(19)} ${mbps(p).toFixed(0).padStart(5)} MB/s   peak RSS ${rss(p).toFixed(1)} MiB`);
@@ -193,7 +205,7 @@ for (const f of ['ferry', 'ferry-nosync']) {
 const runs = fs.readFileSync(jsonl, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 const c = (client, peer, get) => median(runs.filter((r) => r.client === client && r.peer === peer).map(get));
 const cbad = runs.filter((r) => !r.run.ok).length;
-console.log(`  concurrent (${runs.length} runs; sha256 mismatches: ${cbad}); CPU seconds per run, medians:`);
+console.log(`  concurrent (${runs.length} runs; sha256 mismatches: ${cbad}); ${disturbed(runs.map((r) => r.stolen ?? 0))}; CPU seconds per run, medians:`);
 for (const client of ['rust', 'node']) {
   const servers = ['ferry', 'ferry-nosync', 'tus-node'].filter((p) => runs.some((r) => r.client === client && r.peer === p));
   for (const p of servers) {
