@@ -90,7 +90,7 @@ pub struct TusArgs {
 
     /// When the fs store syncs to disk: `always` (before acknowledging anything, so it survives
     /// power loss) or `never` (the kernel writes back in its own time: survives a crash of
-    /// ferry but not of the machine, like tusd; writes cost about a quarter less CPU).
+    /// ferry but not of the machine, like tusd; writes no longer wait for the disk).
     #[arg(long, env = "FERRY_FSYNC", value_enum, default_value_t = FsyncPolicy::Always)]
     pub fsync: FsyncPolicy,
 
