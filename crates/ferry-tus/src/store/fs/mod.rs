@@ -37,7 +37,7 @@ pub enum Fsync {
     Always,
     /// Never: the kernel writes back in its own time. What was acknowledged survives a crash of
     /// the process (the kernel holds it) but not of the machine, which is what tusd and
-    /// @tus/server give. Writes no longer wait for the disk, which matters where it flushes slowly.
+    /// @tus/server give. Writes no longer wait for the disk, which matters where it is slow.
     Never,
 }
 
