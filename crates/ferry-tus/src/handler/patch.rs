@@ -3,6 +3,10 @@
 //! creation-with-upload. A partial upload that a PATCH finishes completes the pending final
 //! uploads waiting for it (`concatenation-unfinished`).
 
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{Extensions, HeaderMap, StatusCode, header};
+
 use super::body::{Bounded, GuardedBody, Trailers, write_error};
 use super::limits::SlotGuard;
 use super::pending::finish_finals_of;
@@ -13,9 +17,6 @@ use crate::protocol::checksum::{ALL, Digests, Expected, HashingStream};
 use crate::protocol::headers::{UPLOAD_CHECKSUM, UPLOAD_LENGTH, UPLOAD_OFFSET, parse_u64};
 use crate::protocol::{OFFSET_OCTET_STREAM, TusError};
 use crate::store::{Concat, UploadInfo};
-use axum::body::Body;
-use axum::extract::{Path, State};
-use axum::http::{Extensions, HeaderMap, StatusCode, header};
 
 pub(super) async fn handle(
     State(state): State<TusState>,
