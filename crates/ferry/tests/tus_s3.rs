@@ -156,5 +156,73 @@ async fn tus_upload_to_the_s3_store() {
     let downloaded = client.get(&url).send().await.expect("download");
     let downloaded = downloaded.bytes().await.expect("body");
     assert_eq!(sha256_hex(&downloaded), sha256_hex(&bytes));
+
+    // concatenation-unfinished: the final is created before its second part has any bytes,
+    // and is concatenated when that part finishes.
+    assert!(
+        extensions
+            .split(',')
+            .any(|e| e == "concatenation-unfinished"),
+        "{extensions}"
+    );
+    let first = client
+        .post(format!("{base}/files/"))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Length", parts[0].len().to_string())
+        .header("Upload-Concat", "partial")
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(parts[0].to_vec())
+        .send()
+        .await
+        .expect("first part");
+    let second = client
+        .post(format!("{base}/files/"))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Length", parts[1].len().to_string())
+        .header("Upload-Concat", "partial")
+        .send()
+        .await
+        .expect("second part, empty");
+    let located = |res: &reqwest::Response| {
+        res.headers()["location"]
+            .to_str()
+            .expect("ascii")
+            .to_owned()
+    };
+    let (first, second) = (located(&first), located(&second));
+    let res = client
+        .post(format!("{base}/files/"))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Concat", format!("final;{first} {second}"))
+        .send()
+        .await
+        .expect("create pending final");
+    assert_eq!(res.status(), 201);
+    let url = format!("{base}{}", located(&res));
+    let head = |url: String| client.head(url).header("Tus-Resumable", "1.0.0").send();
+    let res = head(url.clone()).await.expect("head pending");
+    assert_eq!(res.status(), 200);
+    assert!(
+        res.headers().get("upload-offset").is_none(),
+        "pending has no offset"
+    );
+    let res = client
+        .patch(format!("{base}{second}"))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Offset", "0")
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(parts[1].to_vec())
+        .send()
+        .await
+        .expect("finish the second part");
+    assert_eq!(res.status(), 204);
+    let res = head(url.clone()).await.expect("head final");
+    assert_eq!(
+        res.headers()["upload-offset"],
+        bytes.len().to_string().as_str()
+    );
+    let downloaded = client.get(&url).send().await.expect("download");
+    let downloaded = downloaded.bytes().await.expect("body");
+    assert_eq!(sha256_hex(&downloaded), sha256_hex(&bytes));
     server.abort();
 }

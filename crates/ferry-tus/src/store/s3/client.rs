@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use reqwest::{Method, Response, Url};
+use rusty_s3::actions::ListObjectsV2;
 use rusty_s3::{Bucket, Credentials, S3Action};
 
 use crate::store::StoreError;
@@ -84,6 +85,29 @@ impl Client {
         match self.send("delete", Method::DELETE, &action, None).await {
             Ok(_) | Err(StoreError::NotFound) => Ok(()),
             Err(e) => Err(e),
+        }
+    }
+
+    /// Every key under `prefix`, all pages.
+    pub(super) async fn list_keys(&self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let mut keys = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut list = ListObjectsV2::new(&self.bucket, Some(&self.creds));
+            if !prefix.is_empty() {
+                list.with_prefix(prefix);
+            }
+            if let Some(token) = &token {
+                list.with_continuation_token(token.as_str());
+            }
+            let res = self.send("list", Method::GET, &list, None).await?;
+            let body = res.text().await.map_err(|e| s3_error("list", e))?;
+            let page = ListObjectsV2::parse_response(&body).map_err(|e| s3_error("list", e))?;
+            keys.extend(page.contents.into_iter().map(|o| o.key));
+            token = page.next_continuation_token;
+            if token.is_none() {
+                return Ok(keys);
+            }
         }
     }
 }

@@ -16,14 +16,14 @@ mod write;
 use async_trait::async_trait;
 use futures_util::TryStreamExt;
 use reqwest::Method;
-use rusty_s3::actions::{CreateMultipartUpload, ListObjectsV2};
+use rusty_s3::actions::CreateMultipartUpload;
 use rusty_s3::{Bucket, Credentials, UrlStyle};
 use serde::{Deserialize, Serialize};
 use tokio_util::io::StreamReader;
 
 use super::{
-    BodyStream, Concatenate, DeferLength, Expire, NewUpload, Store, StoreError, Terminate,
-    UploadInfo, UploadReader,
+    BodyStream, Concatenate, ConcatenateUnfinished, DeferLength, Expire, NewUpload, Store,
+    StoreError, Terminate, UploadInfo, UploadReader,
 };
 use crate::id::UploadId;
 use client::{Client, s3_error};
@@ -223,6 +223,10 @@ impl Store for S3Store {
         Some(self)
     }
 
+    fn as_concatenate_unfinished(&self) -> Option<&dyn ConcatenateUnfinished> {
+        Some(self)
+    }
+
     fn as_expire(&self) -> Option<&dyn Expire> {
         Some(self)
     }
@@ -250,6 +254,10 @@ impl Terminate for S3Store {
             }
         }
         self.client.delete(&self.key(id, ".tail")).await?;
+        if let (Some(super::Concat::Final(parts)), true) = (&state.info.concat, state.info.pending)
+        {
+            self.forget_pending(id, parts).await?;
+        }
         self.client.delete(&self.key(id, "")).await
     }
 }
@@ -272,37 +280,20 @@ impl DeferLength for S3Store {
 impl Expire for S3Store {
     async fn stale(&self, cutoff: u64) -> Result<Vec<UploadId>, StoreError> {
         let mut stale = Vec::new();
-        let mut token: Option<String> = None;
-        loop {
-            let mut list = ListObjectsV2::new(&self.client.bucket, Some(&self.client.creds));
-            if !self.prefix.is_empty() {
-                list.with_prefix(self.prefix.as_str());
-            }
-            if let Some(token) = &token {
-                list.with_continuation_token(token.as_str());
-            }
-            let res = self.client.send("list", Method::GET, &list, None).await?;
-            let body = res.text().await.map_err(|e| s3_error("list", e))?;
-            let page = ListObjectsV2::parse_response(&body).map_err(|e| s3_error("list", e))?;
-            for object in &page.contents {
-                let Some(id) = object
-                    .key
-                    .strip_prefix(self.prefix.as_str())
-                    .and_then(|k| k.strip_suffix(".info"))
-                    .and_then(UploadId::parse)
-                else {
-                    continue;
-                };
-                match self.load(&id).await {
-                    Ok(s) if !s.info.is_complete() && s.info.updated_at < cutoff => stale.push(id),
-                    Ok(_) | Err(StoreError::NotFound) => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            token = page.next_continuation_token;
-            if token.is_none() {
-                return Ok(stale);
+        for key in self.client.list_keys(&self.prefix).await? {
+            let Some(id) = key
+                .strip_prefix(self.prefix.as_str())
+                .and_then(|k| k.strip_suffix(".info"))
+                .and_then(UploadId::parse)
+            else {
+                continue;
+            };
+            match self.load(&id).await {
+                Ok(s) if !s.info.is_complete() && s.info.updated_at < cutoff => stale.push(id),
+                Ok(_) | Err(StoreError::NotFound) => {}
+                Err(e) => return Err(e),
             }
         }
+        Ok(stale)
     }
 }
