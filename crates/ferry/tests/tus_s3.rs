@@ -107,55 +107,16 @@ async fn tus_upload_to_the_s3_store() {
         "{extensions}"
     );
     let parts = [&bytes[..6 * 1024 * 1024 + 1], &bytes[6 * 1024 * 1024 + 1..]];
-    let mut part_urls = Vec::new();
+    let mut part_paths = Vec::new();
     for part in parts {
-        let res = client
-            .post(format!("{base}/files/"))
-            .header("Tus-Resumable", "1.0.0")
-            .header("Upload-Length", part.len().to_string())
-            .header("Upload-Concat", "partial")
-            .header("Content-Type", "application/offset+octet-stream")
-            .body(part.to_vec())
-            .send()
-            .await
-            .expect("create partial with its bytes");
-        assert_eq!(res.status(), 201);
-        assert_eq!(
-            res.headers()["upload-offset"],
-            part.len().to_string().as_str()
-        );
-        part_urls.push(
-            res.headers()["location"]
-                .to_str()
-                .expect("ascii")
-                .to_owned(),
-        );
+        part_paths.push(create_partial(&client, &base, part.len(), Some(part)).await);
     }
-    let res = client
-        .post(format!("{base}/files/"))
-        .header("Tus-Resumable", "1.0.0")
-        .header("Upload-Concat", format!("final;{}", part_urls.join(" ")))
-        .send()
-        .await
-        .expect("create final");
-    assert_eq!(res.status(), 201);
-    let url = format!(
-        "{base}{}",
-        res.headers()["location"].to_str().expect("ascii")
-    );
-    let res = client
-        .head(&url)
-        .header("Tus-Resumable", "1.0.0")
-        .send()
-        .await
-        .expect("head");
+    let url = create_final(&client, &base, &part_paths).await;
     assert_eq!(
-        res.headers()["upload-offset"],
-        bytes.len().to_string().as_str()
+        offset_of(&client, &url).await,
+        Some(bytes.len().to_string())
     );
-    let downloaded = client.get(&url).send().await.expect("download");
-    let downloaded = downloaded.bytes().await.expect("body");
-    assert_eq!(sha256_hex(&downloaded), sha256_hex(&bytes));
+    assert_eq!(downloaded_sha256(&client, &url).await, sha256_hex(&bytes));
 
     // concatenation-unfinished: the final is created before its second part has any bytes,
     // and is concatenated when that part finishes.
@@ -165,45 +126,12 @@ async fn tus_upload_to_the_s3_store() {
             .any(|e| e == "concatenation-unfinished"),
         "{extensions}"
     );
-    let first = client
-        .post(format!("{base}/files/"))
-        .header("Tus-Resumable", "1.0.0")
-        .header("Upload-Length", parts[0].len().to_string())
-        .header("Upload-Concat", "partial")
-        .header("Content-Type", "application/offset+octet-stream")
-        .body(parts[0].to_vec())
-        .send()
-        .await
-        .expect("first part");
-    let second = client
-        .post(format!("{base}/files/"))
-        .header("Tus-Resumable", "1.0.0")
-        .header("Upload-Length", parts[1].len().to_string())
-        .header("Upload-Concat", "partial")
-        .send()
-        .await
-        .expect("second part, empty");
-    let located = |res: &reqwest::Response| {
-        res.headers()["location"]
-            .to_str()
-            .expect("ascii")
-            .to_owned()
-    };
-    let (first, second) = (located(&first), located(&second));
-    let res = client
-        .post(format!("{base}/files/"))
-        .header("Tus-Resumable", "1.0.0")
-        .header("Upload-Concat", format!("final;{first} {second}"))
-        .send()
-        .await
-        .expect("create pending final");
-    assert_eq!(res.status(), 201);
-    let url = format!("{base}{}", located(&res));
-    let head = |url: String| client.head(url).header("Tus-Resumable", "1.0.0").send();
-    let res = head(url.clone()).await.expect("head pending");
-    assert_eq!(res.status(), 200);
-    assert!(
-        res.headers().get("upload-offset").is_none(),
+    let first = create_partial(&client, &base, parts[0].len(), Some(parts[0])).await;
+    let second = create_partial(&client, &base, parts[1].len(), None).await;
+    let url = create_final(&client, &base, &[first, second.clone()]).await;
+    assert_eq!(
+        offset_of(&client, &url).await,
+        None,
         "pending has no offset"
     );
     let res = client
@@ -216,13 +144,76 @@ async fn tus_upload_to_the_s3_store() {
         .await
         .expect("finish the second part");
     assert_eq!(res.status(), 204);
-    let res = head(url.clone()).await.expect("head final");
     assert_eq!(
-        res.headers()["upload-offset"],
-        bytes.len().to_string().as_str()
+        offset_of(&client, &url).await,
+        Some(bytes.len().to_string())
     );
-    let downloaded = client.get(&url).send().await.expect("download");
-    let downloaded = downloaded.bytes().await.expect("body");
-    assert_eq!(sha256_hex(&downloaded), sha256_hex(&bytes));
+    assert_eq!(downloaded_sha256(&client, &url).await, sha256_hex(&bytes));
     server.abort();
+}
+
+/// POSTs a partial upload of `len` bytes, with `bytes` as its first bytes when given; returns
+/// its path.
+async fn create_partial(
+    client: &reqwest::Client,
+    base: &str,
+    len: usize,
+    bytes: Option<&[u8]>,
+) -> String {
+    let mut req = client
+        .post(format!("{base}/files/"))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Length", len.to_string())
+        .header("Upload-Concat", "partial");
+    if let Some(bytes) = bytes {
+        req = req
+            .header("Content-Type", "application/offset+octet-stream")
+            .body(bytes.to_vec());
+    }
+    let res = req.send().await.expect("create partial");
+    assert_eq!(res.status(), 201);
+    if let Some(bytes) = bytes {
+        let stored = bytes.len().to_string();
+        assert_eq!(res.headers()["upload-offset"], stored.as_str());
+    }
+    res.headers()["location"]
+        .to_str()
+        .expect("ascii")
+        .to_owned()
+}
+
+/// POSTs a final upload of the partial uploads at `parts`; returns its URL.
+async fn create_final(client: &reqwest::Client, base: &str, parts: &[String]) -> String {
+    let res = client
+        .post(format!("{base}/files/"))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Concat", format!("final;{}", parts.join(" ")))
+        .send()
+        .await
+        .expect("create final");
+    assert_eq!(res.status(), 201);
+    format!(
+        "{base}{}",
+        res.headers()["location"].to_str().expect("ascii")
+    )
+}
+
+/// `Upload-Offset` from a HEAD of `url`, if it has one.
+async fn offset_of(client: &reqwest::Client, url: &str) -> Option<String> {
+    let res = client
+        .head(url)
+        .header("Tus-Resumable", "1.0.0")
+        .send()
+        .await
+        .expect("head");
+    assert_eq!(res.status(), 200);
+    res.headers()
+        .get("upload-offset")
+        .map(|v| v.to_str().expect("ascii").to_owned())
+}
+
+/// The sha256 of what `url` downloads.
+async fn downloaded_sha256(client: &reqwest::Client, url: &str) -> String {
+    let res = client.get(url).send().await.expect("download");
+    sha256_hex(&res.bytes().await.expect("body"))
 }
