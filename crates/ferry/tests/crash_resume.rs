@@ -55,6 +55,24 @@ impl Ferry {
         panic!("ferry did not start");
     }
 
+    /// Creates an upload of `len` bytes; returns its path and id.
+    async fn create(&self, client: &reqwest::Client, len: usize) -> (String, String) {
+        let res = client
+            .post(format!("{}/files/", self.base))
+            .header("Tus-Resumable", "1.0.0")
+            .header("Upload-Length", len.to_string())
+            .send()
+            .await
+            .expect("create");
+        assert_eq!(res.status(), 201);
+        let location = res.headers()["location"]
+            .to_str()
+            .expect("ascii")
+            .to_owned();
+        let id = location.rsplit('/').next().expect("id").to_owned();
+        (location, id)
+    }
+
     /// SIGKILL: no shutdown code runs.
     fn kill9(mut self) {
         self.child.kill().expect("kill -9");
@@ -122,18 +140,7 @@ async fn kill_9_mid_checksummed_patch_counts_none_of_it() {
     let checksum = format!("sha256 {}", STANDARD.encode(Sha256::digest(&bytes)));
     let client = reqwest::Client::new();
     let ferry = Ferry::start(data.path(), "always").await;
-    let res = client
-        .post(format!("{}/files/", ferry.base))
-        .header("Tus-Resumable", "1.0.0")
-        .header("Upload-Length", bytes.len().to_string())
-        .send()
-        .await
-        .expect("create");
-    let location = res.headers()["location"]
-        .to_str()
-        .expect("ascii")
-        .to_owned();
-    let id = location.rsplit('/').next().expect("id").to_owned();
+    let (location, id) = ferry.create(&client, bytes.len()).await;
     let staged = data.path().join("tus").join(format!("{id}.stage"));
     let url = format!("{}{location}", ferry.base);
     let headers = [("Upload-Checksum", checksum.clone())];
@@ -174,19 +181,7 @@ async fn kill_9_mid_patch_then_resume(fsync: &str) {
     let client = reqwest::Client::new();
 
     let ferry = Ferry::start(data.path(), fsync).await;
-    let res = client
-        .post(format!("{}/files/", ferry.base))
-        .header("Tus-Resumable", "1.0.0")
-        .header("Upload-Length", bytes.len().to_string())
-        .send()
-        .await
-        .expect("create");
-    assert_eq!(res.status(), 201);
-    let location = res.headers()["location"]
-        .to_str()
-        .expect("ascii")
-        .to_owned();
-    let id = location.rsplit('/').next().expect("id").to_owned();
+    let (location, id) = ferry.create(&client, bytes.len()).await;
     let on_disk = data.path().join("tus").join(&id);
 
     // Stream the first 10 MiB of a PATCH that declares all 24, then kill -9 mid-body.
