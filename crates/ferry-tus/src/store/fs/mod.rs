@@ -251,11 +251,10 @@ impl Store for FsStore {
     }
 
     async fn read(&self, id: &UploadId) -> Result<UploadReader, StoreError> {
-        match tokio::fs::File::open(self.data_path(id)).await {
-            Ok(f) => Ok(Box::new(f)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(StoreError::NotFound),
-            Err(e) => Err(e.into()),
-        }
+        let file = tokio::fs::File::open(self.data_path(id))
+            .await
+            .map_err(not_found)?;
+        Ok(Box::new(file))
     }
 
     fn as_terminate(&self) -> Option<&dyn Terminate> {
