@@ -161,6 +161,16 @@ impl HookReply {
     }
 }
 
+impl HookReply {
+    /// The reply as an `http` response (axum answers `http::Response<String>` as is).
+    pub fn into_http_response(self) -> http::Response<String> {
+        let mut response = http::Response::new(self.body);
+        *response.status_mut() = self.status;
+        *response.headers_mut() = self.headers;
+        response
+    }
+}
+
 /// Changes a hook makes to a successful answer; `None` and empty mean unchanged.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ResponseOverride {
@@ -184,6 +194,16 @@ impl ResponseOverride {
     /// Whether nothing is changed.
     pub fn is_empty(&self) -> bool {
         self.status.is_none() && self.headers.is_empty() && self.body.is_none()
+    }
+
+    /// Sets the status and headers on `response`; the body, if replaced, is `self.body`.
+    pub fn apply_head<B>(&self, response: &mut http::Response<B>) {
+        if let Some(status) = self.status {
+            *response.status_mut() = status;
+        }
+        for (name, value) in &self.headers {
+            response.headers_mut().insert(name, value.clone());
+        }
     }
 }
 
@@ -529,5 +549,37 @@ mod tests {
             response.headers["link"],
             "<https://example.com/files/12345>; rel=\"related\""
         );
+        let mut answer = http::Response::new(());
+        *answer.status_mut() = StatusCode::NO_CONTENT;
+        answer
+            .headers_mut()
+            .insert("upload-offset", HeaderValue::from_static("10"));
+        response.apply_head(&mut answer);
+        assert_eq!(answer.status(), StatusCode::OK);
+        assert_eq!(answer.headers()["upload-offset"], "10");
+        assert!(
+            answer.headers()["link"]
+                .to_str()
+                .is_ok_and(|v| v.contains("12345"))
+        );
+    }
+
+    #[test]
+    fn a_reply_becomes_an_http_response() {
+        let decision = parse(
+            HookType::PreCreate,
+            r#"{"RejectUpload": true, "HTTPResponse": {"StatusCode": 413, "Body": "too big"}}"#,
+        )
+        .expect("decision");
+        let HookDecision::Reject(reply) = decision else {
+            panic!("expected a rejection, got {decision:?}");
+        };
+        let response = reply.into_http_response();
+        assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        assert_eq!(
+            response.headers()["content-type"],
+            "text/plain; charset=utf-8"
+        );
+        assert_eq!(response.body(), "too big");
     }
 }
