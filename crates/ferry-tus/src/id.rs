@@ -1,9 +1,12 @@
 //! Upload ids. The server generates them; a path segment that is not exactly one of ours is
 //! rejected as "not found" before any store is asked, so no client string ever reaches a path.
+//! Stores record ids in their infos as plain strings, and only well-formed ids load back.
 
 use std::fmt;
+use std::ops::Deref;
 
 use rand::Rng;
+use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
 
 /// Length of an id: 32 lowercase hex characters (128 random bits).
 const ID_LEN: usize = 32;
@@ -39,6 +42,29 @@ impl fmt::Display for UploadId {
     }
 }
 
+/// Read-only access to the text, which cannot break the id's shape.
+impl Deref for UploadId {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// As the bare string, so infos written before ids were typed read the same.
+impl Serialize for UploadId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for UploadId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = std::borrow::Cow::<str>::deserialize(deserializer)?;
+        Self::parse(&raw).ok_or_else(|| de::Error::custom("not an upload id"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,6 +73,16 @@ mod tests {
     fn generated_ids_parse_back() {
         let id = UploadId::generate();
         assert_eq!(UploadId::parse(id.as_str()), Some(id));
+    }
+
+    #[test]
+    fn ids_are_stored_as_bare_strings() {
+        let id = UploadId::generate();
+        let json = serde_json::to_string(&id).expect("serialise");
+        assert_eq!(json, format!("\"{id}\""));
+        let back: UploadId = serde_json::from_str(&json).expect("deserialise");
+        assert_eq!(back, id);
+        assert!(serde_json::from_str::<UploadId>("\"../etc/passwd\"").is_err());
     }
 
     #[test]

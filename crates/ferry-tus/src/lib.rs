@@ -6,12 +6,17 @@
 //!
 //! # Layout
 //!
-//! - [`protocol`]: header names, `Upload-Metadata` parsing, the error table (no I/O).
-//! - [`store`]: the [`store::Store`] trait, its optional capabilities, and the stores
-//!   ([`store::fs::FsStore`] on local disk).
-//! - [`handler`]: the axum router, one module per verb.
+//! - [`protocol`]: the wire vocabulary with no I/O and no axum (it depends on `http` only):
+//!   header names and numeric parsers, `Upload-Metadata`, `Upload-Checksum`, `Upload-Concat`,
+//!   the IETF draft's headers, and the error table.
+//! - [`store`]: the [`store::Store`] trait, its optional capabilities, the conformance suite,
+//!   and the stores: [`store::fs::FsStore`] on local disk and, with the `s3` feature,
+//!   `store::s3::S3Store` in a bucket.
+//! - [`handler`]: the axum router, one module per verb, over one write path shared by tus and
+//!   the IETF draft; errors become answers here.
 //! - [`id`]: server-generated upload ids; anything else is rejected before touching storage.
-//! - [`lock`]: one writer per upload.
+//! - [`lock`]: one writer per upload, as the [`lock::UploadLock`] trait with an in-process
+//!   implementation.
 
 pub mod handler;
 pub mod id;

@@ -41,6 +41,8 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
             trusted_proxies: config.tus.trusted_proxies.clone(),
             cors: true,
             ietf_draft: config.tus.ietf_draft,
+            // The in-process upload lock.
+            ..TusConfig::default()
         },
     );
     // Detached on purpose: it lives as long as the runtime serving the app.

@@ -1,10 +1,10 @@
 //! DELETE (termination): ends any request in flight for the upload, then removes it and its
-//! bytes.
+//! bytes ([`super::write::terminate`]).
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 
-use super::{TusState, parse_id, require_version, tus_headers};
+use super::{TusState, parse_id, require_version, tus_headers, write};
 use crate::protocol::TusError;
 
 pub(super) async fn handle(
@@ -13,18 +13,6 @@ pub(super) async fn handle(
     headers: HeaderMap,
 ) -> Result<(StatusCode, HeaderMap), TusError> {
     require_version(&headers)?;
-    terminate(&state, &id).await?;
+    write::terminate(&state, &parse_id(&id)?).await?;
     Ok((StatusCode::NO_CONTENT, tus_headers()))
-}
-
-/// Removes the upload named by the path segment `raw` (shared with the IETF draft's DELETE).
-pub(super) async fn terminate(state: &TusState, raw: &str) -> Result<(), TusError> {
-    let id = parse_id(raw)?;
-    let Some(terminate) = state.store().as_terminate() else {
-        return Err(TusError::UnsupportedExtension);
-    };
-    let _guard = state.locks().lock(&id).await;
-    terminate.terminate(&id).await?;
-    tracing::info!(upload = %id, "upload terminated");
-    Ok(())
 }

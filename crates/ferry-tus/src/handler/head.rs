@@ -9,6 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+use super::error::without_body;
 use super::pending::{finish_if_ready, pending_length};
 use super::{TusState, header_u64, parse_id, require_version, tus_headers};
 use crate::protocol::TusError;
@@ -24,12 +25,7 @@ pub(super) async fn handle(
 ) -> Response {
     match info_headers(&state, &id, &headers).await {
         Ok(h) => (StatusCode::OK, h).into_response(),
-        // HEAD answers carry no body, errors included.
-        Err(e) => {
-            let mut response = e.into_response();
-            *response.body_mut() = axum::body::Body::empty();
-            response
-        }
+        Err(e) => without_body(e.into_response()),
     }
 }
 
@@ -40,7 +36,7 @@ async fn info_headers(
 ) -> Result<HeaderMap, TusError> {
     require_version(headers)?;
     let id = parse_id(raw_id)?;
-    let _guard = state.locks().lock(&id).await;
+    let _lease = state.lock().acquire(&id).await?;
     let info = state.store().info(&id).await?;
     state.check_not_expired(&info)?;
     let info = finish_if_ready(state, info).await?;

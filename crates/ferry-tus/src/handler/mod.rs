@@ -2,14 +2,17 @@
 //!
 //! [`router`] mounts `{base}` (OPTIONS, POST) and `{base}{id}` (HEAD, PATCH, DELETE, GET, and
 //! POST with `X-HTTP-Method-Override`). Path segments that are not server-issued ids are
-//! answered 404 before the store is asked. Shared pieces: [`body`] (the guarded request body),
-//! [`pending`] (finals created before their parts finished),
+//! answered 404 before the store is asked. With the IETF draft on, the router picks tus or the
+//! draft once per request; the draft's verbs are in [`ietf`]. Shared pieces: [`write`] (the
+//! write path every creation and append stands on), [`error`] (errors as answers), [`body`]
+//! (the guarded request body), [`pending`] (finals created before their parts finished),
 //! [`limits`] (per-client cap), [`cors`], [`sweeper`] (expiration).
 
 mod body;
 mod cors;
 mod delete;
 mod download;
+mod error;
 mod head;
 mod ietf;
 mod limits;
@@ -19,19 +22,23 @@ mod patch;
 mod pending;
 mod post;
 mod sweeper;
+mod write;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue};
-use axum::routing::{options as options_route, post as post_route};
+use axum::routing::{MethodRouter, any_service, head as head_route, post as post_route};
+use tower::ServiceExt;
 
 use crate::id::UploadId;
-use crate::lock::UploadLocks;
+use crate::lock::{LocalLocks, UploadLock};
 use crate::protocol::headers::{TUS_RESUMABLE, UPLOAD_EXPIRES};
+use crate::protocol::ietf::is_draft_request;
 use crate::protocol::{TUS_VERSION, TusError};
-use crate::store::{Store, StoreError, UploadInfo};
+use crate::store::{Store, UploadInfo};
 use limits::ClientSlots;
 
 /// Settings of the endpoint.
@@ -54,6 +61,9 @@ pub struct TusConfig {
     /// Also speak the IETF resumable-upload draft (interop version 8) to requests carrying
     /// `Upload-Draft-Interop-Version: 8`; off, such requests are treated as tus.
     pub ietf_draft: bool,
+    /// One writer per upload: in process by default; a shared lock when several instances
+    /// serve the same store.
+    pub lock: Arc<dyn UploadLock>,
 }
 
 impl Default for TusConfig {
@@ -67,6 +77,7 @@ impl Default for TusConfig {
             trusted_proxies: Vec::new(),
             cors: true,
             ietf_draft: false,
+            lock: Arc::new(LocalLocks::default()),
         }
     }
 }
@@ -80,7 +91,6 @@ pub struct TusState {
 struct Inner {
     store: Arc<dyn Store>,
     config: TusConfig,
-    locks: UploadLocks,
     slots: Arc<ClientSlots>,
 }
 
@@ -102,7 +112,6 @@ impl TusState {
             inner: Arc::new(Inner {
                 store,
                 config,
-                locks: UploadLocks::default(),
                 slots,
             }),
         }
@@ -116,8 +125,8 @@ impl TusState {
         &self.inner.config
     }
 
-    fn locks(&self) -> &UploadLocks {
-        &self.inner.locks
+    fn lock(&self) -> &dyn UploadLock {
+        self.inner.config.lock.as_ref()
     }
 
     fn slots(&self) -> &Arc<ClientSlots> {
@@ -157,8 +166,14 @@ impl TusState {
         extensions.join(",")
     }
 
-    fn location(&self, id: &str) -> String {
+    fn location(&self, id: &UploadId) -> String {
         format!("{}{id}", self.config().base_path)
+    }
+
+    /// `Location` for an upload of this endpoint.
+    fn location_header(&self, id: &UploadId) -> Result<HeaderValue, TusError> {
+        // Fails only for a configured base path holding bytes no header may carry.
+        HeaderValue::from_str(&self.location(id)).map_err(|_| TusError::Internal)
     }
 
     /// When an unfinished upload expires (Unix seconds), if it ever does.
@@ -188,41 +203,69 @@ impl TusState {
 
 /// Builds the endpoint's routes.
 pub fn router(state: TusState) -> Router {
+    let tus = verbs(
+        &state,
+        post_route(post::handle),
+        head_route(head::handle)
+            .patch(patch::handle)
+            .delete(delete::handle),
+    );
+    let (collection, upload) = if state.config().ietf_draft {
+        let draft = verbs(
+            &state,
+            post_route(ietf::create),
+            head_route(ietf::offset)
+                .patch(ietf::append)
+                .delete(ietf::cancel),
+        );
+        (by_protocol(tus.0, draft.0), by_protocol(tus.1, draft.1))
+    } else {
+        tus
+    };
     let base = state.config().base_path.clone();
     let bare = base.trim_end_matches('/').to_owned();
-    let (collection, upload) = if state.config().ietf_draft {
-        // Each verb answers draft requests itself and hands the others to the tus handler.
-        let collection = options_route(options::handle).post(post_route(ietf::post));
-        let upload = axum::routing::head(ietf::head)
-            .patch(ietf::patch)
-            .delete(ietf::delete)
-            .get(download::handle)
-            .post(method_override::handle)
-            .options(options::handle);
-        (collection, upload)
-    } else {
-        let collection = options_route(options::handle).post(post_route(post::handle));
-        let upload = axum::routing::head(head::handle)
-            .patch(patch::handle)
-            .delete(delete::handle)
-            .get(download::handle)
-            .post(method_override::handle)
-            .options(options::handle);
-        (collection, upload)
-    };
     let mut router = Router::new()
         .route(&base, collection.clone())
         .route(&format!("{base}{{id}}"), upload);
     if !bare.is_empty() {
         router = router.route(&bare, collection);
     }
-    let cors = state.config().cors;
-    let router = router.with_state(state);
-    if cors {
+    if state.config().cors {
         router.layer(axum::middleware::from_fn(cors::middleware))
     } else {
         router
     }
+}
+
+/// The verbs of the collection and of one upload, given those that differ between tus and the
+/// IETF draft: creation, and HEAD, PATCH and DELETE on an upload.
+fn verbs(
+    state: &TusState,
+    create: MethodRouter<TusState>,
+    upload: MethodRouter<TusState>,
+) -> (MethodRouter, MethodRouter) {
+    let collection = create.options(options::handle);
+    let upload = upload
+        .get(download::handle)
+        .post(method_override::handle)
+        .options(options::handle);
+    (
+        collection.with_state(state.clone()),
+        upload.with_state(state.clone()),
+    )
+}
+
+/// Chooses the protocol once per request: one carrying `Upload-Draft-Interop-Version: 8` goes to
+/// the draft's verbs, any other to tus's.
+fn by_protocol(tus: MethodRouter, draft: MethodRouter) -> MethodRouter {
+    any_service(tower::service_fn(move |request: Request| {
+        let verbs = if is_draft_request(request.headers()) {
+            draft.clone()
+        } else {
+            tus.clone()
+        };
+        verbs.oneshot(request)
+    }))
 }
 
 /// Rejects requests that do not speak tus 1.0.0 (412).
@@ -254,17 +297,4 @@ fn now_secs() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
-}
-
-impl From<StoreError> for TusError {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::NotFound => Self::NotFound,
-            StoreError::OffsetMismatch { sent, current } => Self::OffsetMismatch { sent, current },
-            StoreError::Io(e) => {
-                tracing::error!(error = %e, "tus store failure");
-                Self::Internal
-            }
-        }
-    }
 }

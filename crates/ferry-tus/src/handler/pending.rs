@@ -9,9 +9,9 @@ use crate::protocol::TusError;
 use crate::store::{Concat, StoreError, UploadInfo};
 
 /// The final's part ids, if `info` is a pending final upload.
-fn pending_parts(info: &UploadInfo) -> Option<Vec<UploadId>> {
+fn pending_parts(info: &UploadInfo) -> Option<&[UploadId]> {
     match (&info.concat, info.pending) {
-        (Some(Concat::Final(parts)), true) => parts.iter().map(|p| UploadId::parse(p)).collect(),
+        (Some(Concat::Final(parts)), true) => Some(parts),
         _ => None,
     }
 }
@@ -41,7 +41,7 @@ pub(super) async fn pending_length(
     let Some(parts) = pending_parts(info) else {
         return Ok(info.length);
     };
-    let Some(infos) = part_infos(state, &parts).await? else {
+    let Some(infos) = part_infos(state, parts).await? else {
         return Ok(None);
     };
     Ok(infos
@@ -61,16 +61,15 @@ pub(super) async fn finish_if_ready(
     let Some(unfinished) = state.store().as_concatenate_unfinished() else {
         return Ok(info);
     };
-    let Some(infos) = part_infos(state, &parts).await? else {
+    let Some(infos) = part_infos(state, parts).await? else {
         return Ok(info);
     };
     if !infos.iter().all(UploadInfo::is_complete) {
         return Ok(info);
     }
-    let id = UploadId::parse(&info.id).ok_or(TusError::Internal)?;
-    let done = unfinished.finish_pending(&id).await?;
+    let done = unfinished.finish_pending(&info.id).await?;
     let length = done.length;
-    tracing::info!(upload = %id, parts = parts.len(), length, "final upload finished");
+    tracing::info!(upload = %info.id, parts = parts.len(), length, "final upload finished");
     Ok(done)
 }
 
@@ -89,9 +88,11 @@ pub(super) async fn finish_finals_of(state: &TusState, part: &UploadId) {
         }
     };
     for id in finals {
-        let _guard = state.locks().lock(&id).await;
-        let finished = match state.store().info(&id).await {
-            Ok(info) => finish_if_ready(state, info).await,
+        let finished = match state.lock().acquire(&id).await {
+            Ok(_lease) => match state.store().info(&id).await {
+                Ok(info) => finish_if_ready(state, info).await,
+                Err(e) => Err(e.into()),
+            },
             Err(e) => Err(e.into()),
         };
         if let Err(e) = finished {

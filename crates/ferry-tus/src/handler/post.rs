@@ -6,10 +6,10 @@
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{Extensions, HeaderMap, StatusCode, header};
 
-use super::patch::{Checksum, append, is_offset_stream, parse_checksum};
 use super::pending::finish_if_ready;
+use super::write::{self, Checksum, check_size, first_bytes, is_offset_stream, parse_checksum};
 use super::{TusState, header_u64, require_version, tus_headers};
 use crate::id::UploadId;
 use crate::protocol::headers::{
@@ -57,11 +57,7 @@ pub(super) async fn handle(
         }
         _ => {}
     }
-    if let (Some(max), Some(len)) = (state.config().max_size, length) {
-        if len > max {
-            return Err(TusError::TooLarge);
-        }
-    }
+    check_size(&state, length)?;
     let with_body = is_offset_stream(&headers);
     let checksum = if with_body {
         parse_checksum(&state, &headers)?
@@ -73,30 +69,25 @@ pub(super) async fn handle(
         return Err(TusError::BodyTooLong);
     }
 
-    let info = state
-        .store()
-        .create(NewUpload {
-            length,
-            metadata,
-            partial: concat == Some(ConcatRequest::Partial),
-        })
-        .await?;
-    tracing::info!(upload = %info.id, length, "upload created");
+    let new = NewUpload {
+        length,
+        metadata,
+        partial: concat == Some(ConcatRequest::Partial),
+    };
+    let info = write::create(&state, new).await?;
     let mut out = created(&state, &info)?;
     if with_body {
-        let id = UploadId::parse(&info.id).ok_or(TusError::Internal)?;
-        let _slot = state.slots().take(&extensions, &headers)?;
-        let guard = state.locks().lock(&id).await;
-        // The upload exists whatever happens to its first bytes: answer 201 with what was
-        // durably stored, and let the client resume from there.
-        let offset = match append(&state, &id, &info, body, declared, checksum, &guard).await {
-            Ok(offset) => offset,
-            Err(e) => {
-                tracing::debug!(upload = %id, error = %e, "first bytes not stored whole");
-                state.store().info(&id).await?.offset
-            }
-        };
-        out.insert(UPLOAD_OFFSET, header_u64(offset));
+        let write = first_bytes(
+            &state,
+            info,
+            &extensions,
+            &headers,
+            body,
+            declared,
+            checksum,
+        );
+        let info = write.await?.finish(&state).await;
+        out.insert(UPLOAD_OFFSET, header_u64(info.offset));
     }
     Ok((StatusCode::CREATED, out))
 }
@@ -115,9 +106,7 @@ fn parse_metadata(headers: &HeaderMap) -> Result<Metadata, TusError> {
 /// The 201 headers: `Location` and, for uploads that will expire, `Upload-Expires`.
 fn created(state: &TusState, info: &UploadInfo) -> Result<HeaderMap, TusError> {
     let mut out = tus_headers();
-    let location =
-        HeaderValue::from_str(&state.location(&info.id)).map_err(|_| TusError::Internal)?;
-    out.insert(header::LOCATION, location);
+    out.insert(header::LOCATION, state.location_header(&info.id)?);
     state.insert_expires(info, &mut out);
     Ok(out)
 }
@@ -157,26 +146,23 @@ async fn create_final(
         }
         total = total.saturating_add(info.length.unwrap_or(info.offset));
     }
-    if state.config().max_size.is_some_and(|max| total > max) {
-        return Err(TusError::TooLarge);
-    }
+    check_size(state, Some(total))?;
     let info = match unfinished {
         Some(unfinished) if !all_finished => {
             let info = unfinished.create_pending(parts, metadata).await?;
             // A part may have finished since it was checked, before this final could be found:
             // look again under the final's lock.
-            let id = UploadId::parse(&info.id).ok_or(TusError::Internal)?;
-            let _guard = state.locks().lock(&id).await;
+            let _lease = state.lock().acquire(&info.id).await?;
             let info = finish_if_ready(state, info).await?;
             let (upload, pending) = (&info.id, info.pending);
-            tracing::info!(upload, parts = parts.len(), pending, "final upload made");
+            tracing::info!(%upload, parts = parts.len(), pending, "final upload made");
             info
         }
         _ => {
             let info = concatenate.concatenate(parts, metadata).await?;
             let upload = &info.id;
             tracing::info!(
-                upload,
+                %upload,
                 parts = parts.len(),
                 length = total,
                 "final upload made"

@@ -29,8 +29,13 @@ impl TusState {
         };
         let mut swept = 0;
         for id in stale {
-            let Some(_guard) = self.locks().try_lock(&id) else {
-                continue;
+            let _lease = match self.lock().try_acquire(&id).await {
+                Ok(Some(lease)) => lease,
+                Ok(None) => continue,
+                Err(e) => {
+                    tracing::warn!(upload = %id, error = %e, "cannot lock an expired upload");
+                    continue;
+                }
             };
             match terminate.terminate(&id).await {
                 Ok(()) => {

@@ -1,10 +1,8 @@
 //! Every error the tus endpoint answers with: one status and one stable message per case,
-//! defined here once. Internal causes are logged, never sent to the client.
+//! defined here once. Internal causes are logged, never sent to the client. Rendering the answer
+//! is the handler's job (`handler/error.rs`).
 
-use axum::http::{HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
-
-use super::headers::{TUS_RESUMABLE, TUS_VERSION};
+use http::StatusCode;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TusError {
@@ -56,6 +54,8 @@ pub enum TusError {
     UnsupportedExtension,
     #[error("too many uploads are being written by this client at once")]
     TooManyUploads,
+    #[error("the upload cannot be locked right now; try again shortly")]
+    LockUnavailable,
     #[error("internal server error")]
     Internal,
 }
@@ -85,6 +85,7 @@ impl TusError {
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooLarge | Self::BodyTooLong => StatusCode::PAYLOAD_TOO_LARGE,
             Self::AlreadyComplete => StatusCode::FORBIDDEN,
+            Self::LockUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -93,22 +94,4 @@ impl TusError {
 /// 460 Checksum Mismatch, the checksum extension's own status.
 fn checksum_mismatch() -> StatusCode {
     StatusCode::from_u16(460).unwrap_or(StatusCode::BAD_REQUEST)
-}
-
-impl IntoResponse for TusError {
-    fn into_response(self) -> Response {
-        let mut response = (self.status_code(), format!("{self}\n")).into_response();
-        let headers = response.headers_mut();
-        headers.insert(TUS_RESUMABLE, HeaderValue::from_static(super::TUS_VERSION));
-        if matches!(self, Self::TooManyUploads) {
-            headers.insert(
-                axum::http::header::RETRY_AFTER,
-                HeaderValue::from_static("1"),
-            );
-        }
-        if matches!(self, Self::UnsupportedVersion) {
-            headers.insert(TUS_VERSION, HeaderValue::from_static(super::TUS_VERSION));
-        }
-        response
-    }
 }

@@ -1,6 +1,6 @@
 //! Header names and strict parsers for the numeric tus headers.
 
-use axum::http::{HeaderMap, HeaderName};
+use http::{HeaderMap, HeaderName};
 
 use super::TusError;
 
@@ -53,7 +53,7 @@ pub fn parse_decimal(text: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use axum::http::HeaderValue;
+    use http::HeaderValue;
 
     use super::*;
 

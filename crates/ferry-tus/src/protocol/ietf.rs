@@ -3,7 +3,7 @@
 //! `Upload-Limit`, and the RFC 9457 problem types it defines. No I/O, so every rule is a table
 //! test.
 
-use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use http::{HeaderMap, HeaderName, HeaderValue};
 
 /// The interop version this server speaks.
 pub const INTEROP_VERSION: &str = "8";
@@ -65,7 +65,7 @@ pub fn render_upload_limit(max_size: Option<u64>) -> Option<HeaderValue> {
 /// Whether `Content-Type` is `application/partial-upload` (parameters tolerated).
 pub fn is_partial_upload(headers: &HeaderMap) -> bool {
     headers
-        .get(axum::http::header::CONTENT_TYPE)
+        .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|t| t.trim().eq_ignore_ascii_case(PARTIAL_UPLOAD))
@@ -130,10 +130,7 @@ mod tests {
         ];
         for (raw, want) in types {
             let mut h = HeaderMap::new();
-            h.insert(
-                axum::http::header::CONTENT_TYPE,
-                HeaderValue::from_static(raw),
-            );
+            h.insert(http::header::CONTENT_TYPE, HeaderValue::from_static(raw));
             assert_eq!(is_partial_upload(&h), *want, "{raw}");
         }
     }

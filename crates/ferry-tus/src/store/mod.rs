@@ -43,13 +43,13 @@ pub struct NewUpload {
 pub enum Concat {
     Partial,
     /// Made from these partial uploads, in order.
-    Final(Vec<String>),
+    Final(Vec<UploadId>),
 }
 
 /// What the store knows about one upload.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UploadInfo {
-    pub id: String,
+    pub id: UploadId,
     /// Bytes durably stored so far.
     pub offset: u64,
     /// Total length; `None` while deferred.
@@ -217,4 +217,30 @@ pub trait Stage: Send + Sync {
 
     /// Drops the staged bytes, if any.
     async fn discard(&self, id: &UploadId) -> Result<(), StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Infos already on disk or in a bucket (ids as plain strings) load and are written back
+    /// byte for byte.
+    #[test]
+    fn stored_infos_keep_their_form() {
+        let a = "0123456789abcdef0123456789abcdef";
+        let b = "fedcba9876543210fedcba9876543210";
+        let stored = format!(
+            r#"{{"id":"{a}","offset":0,"length":null,"metadata":{{}},"created_at":1,"updated_at":2,"concat":{{"final":["{b}","{a}"]}},"pending":true}}"#
+        );
+        let info: UploadInfo = serde_json::from_str(&stored).expect("load");
+        assert_eq!(info.id.as_str(), a);
+        let parts = match &info.concat {
+            Some(Concat::Final(parts)) => parts.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(parts, [b, a]);
+        assert_eq!(serde_json::to_string(&info).expect("write"), stored);
+        let foreign = stored.replace(b, "../../etc/passwd");
+        assert!(serde_json::from_str::<UploadInfo>(&foreign).is_err());
+    }
 }

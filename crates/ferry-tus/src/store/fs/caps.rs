@@ -92,9 +92,7 @@ fn unreadable(id: &UploadId, e: &StoreError) {
 }
 
 fn final_of(parts: &[UploadId]) -> Option<Concat> {
-    Some(Concat::Final(
-        parts.iter().map(|p| p.as_str().to_owned()).collect(),
-    ))
+    Some(Concat::Final(parts.to_vec()))
 }
 
 #[async_trait]
@@ -107,7 +105,7 @@ impl Concatenate for FsStore {
         let id = UploadId::generate();
         let length = self.concat_into(&id, parts).await?;
         let info = UploadInfo {
-            id: id.to_string(),
+            id: id.clone(),
             offset: length,
             length: Some(length),
             metadata,
@@ -130,7 +128,7 @@ impl ConcatenateUnfinished for FsStore {
     ) -> Result<UploadInfo, StoreError> {
         let id = UploadId::generate();
         let info = UploadInfo {
-            id: id.to_string(),
+            id: id.clone(),
             offset: 0,
             length: None,
             metadata,
@@ -151,7 +149,7 @@ impl ConcatenateUnfinished for FsStore {
                     pending: true,
                     concat: Some(Concat::Final(parts)),
                     ..
-                }) if parts.iter().any(|p| p == part.as_str()) => found.push(id),
+                }) if parts.contains(part) => found.push(id),
                 // Vanished meanwhile, or not a pending final of this part.
                 Ok(_) | Err(StoreError::NotFound) => {}
                 Err(e) => unreadable(&id, &e),
@@ -163,10 +161,7 @@ impl ConcatenateUnfinished for FsStore {
     async fn finish_pending(&self, id: &UploadId) -> Result<UploadInfo, StoreError> {
         let mut info = self.read_info(id).await?;
         let parts = match (&info.concat, info.pending) {
-            (Some(Concat::Final(parts)), true) => parts
-                .iter()
-                .map(|p| UploadId::parse(p).ok_or(StoreError::NotFound))
-                .collect::<Result<Vec<_>, _>>()?,
+            (Some(Concat::Final(parts)), true) => parts.clone(),
             _ => return self.info(id).await,
         };
         // Bytes first, then the info: a crash between the two leaves a pending final that is

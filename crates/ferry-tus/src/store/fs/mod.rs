@@ -206,7 +206,7 @@ impl Store for FsStore {
     async fn create(&self, upload: NewUpload) -> Result<UploadInfo, StoreError> {
         let id = UploadId::generate();
         let info = UploadInfo {
-            id: id.to_string(),
+            id: id.clone(),
             offset: 0,
             length: upload.length,
             metadata: upload.metadata,

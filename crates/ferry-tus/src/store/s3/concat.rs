@@ -71,10 +71,10 @@ impl S3Store {
     pub(super) async fn forget_pending(
         &self,
         id: &UploadId,
-        parts: &[String],
+        parts: &[UploadId],
     ) -> Result<(), StoreError> {
-        for part in parts.iter().filter_map(|p| UploadId::parse(p)) {
-            self.client.delete(&self.marker(&part, id)).await?;
+        for part in parts {
+            self.client.delete(&self.marker(part, id)).await?;
         }
         Ok(())
     }
@@ -100,9 +100,7 @@ fn without_first(
 }
 
 fn final_of(parts: &[UploadId]) -> Option<Concat> {
-    Some(Concat::Final(
-        parts.iter().map(|p| p.as_str().to_owned()).collect(),
-    ))
+    Some(Concat::Final(parts.to_vec()))
 }
 
 #[async_trait]
@@ -121,7 +119,7 @@ impl Concatenate for S3Store {
                 partial: false,
             })
             .await?;
-        let id = UploadId::parse(&created.id).ok_or_else(|| s3_error("concatenate", "bad id"))?;
+        let id = created.id;
         self.feed(&id, parts, &lengths, 0).await?;
         let mut state = self.load(&id).await?;
         if !state.done || state.offset() != length {
@@ -147,7 +145,7 @@ impl ConcatenateUnfinished for S3Store {
                 partial: false,
             })
             .await?;
-        let id = UploadId::parse(&created.id).ok_or_else(|| s3_error("concatenate", "bad id"))?;
+        let id = created.id;
         // Markers first: one left by a crash names an ordinary upload, which is skipped.
         for part in parts {
             self.client
@@ -172,7 +170,7 @@ impl ConcatenateUnfinished for S3Store {
                 Ok(state)
                     if state.info.pending
                         && matches!(&state.info.concat, Some(Concat::Final(parts))
-                            if parts.iter().any(|p| p == part.as_str())) =>
+                            if parts.contains(part)) =>
                 {
                     found.push(id)
                 }
@@ -186,14 +184,10 @@ impl ConcatenateUnfinished for S3Store {
 
     async fn finish_pending(&self, id: &UploadId) -> Result<UploadInfo, StoreError> {
         let state = self.load(id).await?;
-        let names = match (&state.info.concat, state.info.pending) {
+        let parts = match (&state.info.concat, state.info.pending) {
             (Some(Concat::Final(parts)), true) => parts.clone(),
             _ => return Ok(state.info),
         };
-        let parts = names
-            .iter()
-            .map(|p| UploadId::parse(p).ok_or(StoreError::NotFound))
-            .collect::<Result<Vec<_>, _>>()?;
         let lengths = self.part_lengths(&parts).await?;
         let length: u64 = lengths.iter().sum();
         if state.info.length.is_none() {
@@ -210,7 +204,7 @@ impl ConcatenateUnfinished for S3Store {
         }
         state.info.pending = false;
         self.save(id, &mut state).await?;
-        self.forget_pending(id, &names).await?;
+        self.forget_pending(id, &parts).await?;
         Ok(state.info)
     }
 }

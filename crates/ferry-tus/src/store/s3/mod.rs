@@ -166,7 +166,7 @@ impl Store for S3Store {
             .map_err(|e| s3_error("create multipart", e))?;
         let mut state = State {
             info: UploadInfo {
-                id: id.to_string(),
+                id: id.clone(),
                 offset: 0,
                 length: upload.length,
                 metadata: upload.metadata,

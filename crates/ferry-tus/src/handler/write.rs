@@ -1,0 +1,270 @@
+//! The write path that tus and the IETF draft share. Each step an upload goes through has one
+//! function here, whichever protocol or verb asked for it:
+//!
+//! - [`create`]: a new upload;
+//! - [`Write::begin`] / [`first_bytes`]: a write starts (the client's slot, the upload's lock,
+//!   which ends a request still in flight for it, and the checks);
+//! - [`Write::append`]: bytes are streamed in, checksummed when asked;
+//! - [`Write::finish`]: the write ends, and an upload it completed is completed (pending finals
+//!   waiting for a partial upload are concatenated);
+//! - [`terminate`]: an upload is removed.
+//!
+//! The request checks both protocols share sit here too: [`check_size`], [`parse_checksum`] and
+//! [`is_offset_stream`].
+
+use axum::body::Body;
+use axum::http::{Extensions, HeaderMap, header};
+
+use super::body::{Bounded, GuardedBody, Trailers, write_error};
+use super::limits::SlotGuard;
+use super::pending::finish_finals_of;
+use super::{TusState, now_secs};
+use crate::id::UploadId;
+use crate::lock::UploadLease;
+use crate::protocol::checksum::{ALL, Digests, Expected, HashingStream};
+use crate::protocol::headers::UPLOAD_CHECKSUM;
+use crate::protocol::{OFFSET_OCTET_STREAM, TusError};
+use crate::store::{Concat, NewUpload, UploadInfo};
+
+/// 413 for an upload length over the configured maximum size.
+pub(super) fn check_size(state: &TusState, length: Option<u64>) -> Result<(), TusError> {
+    match (state.config().max_size, length) {
+        (Some(max), Some(len)) if len > max => Err(TusError::TooLarge),
+        _ => Ok(()),
+    }
+}
+
+/// Creates an upload.
+pub(super) async fn create(state: &TusState, upload: NewUpload) -> Result<UploadInfo, TusError> {
+    let info = state.store().create(upload).await?;
+    tracing::info!(upload = %info.id, length = info.length, "upload created");
+    Ok(info)
+}
+
+/// Creation-with-upload: writes the first bytes of the upload just created. The upload exists
+/// whatever happens to them, so their failure is not the request's: the write carries what was
+/// durably stored, for a 201 the client resumes from.
+pub(super) async fn first_bytes(
+    state: &TusState,
+    info: UploadInfo,
+    extensions: &Extensions,
+    headers: &HeaderMap,
+    body: Body,
+    declared: Option<u64>,
+    checksum: Checksum,
+) -> Result<Write, TusError> {
+    let (slot, lease) = hold(state, &info.id, extensions, headers).await?;
+    let mut write = Write {
+        info,
+        lease,
+        _slot: slot,
+    };
+    if let Err(e) = write.append(state, body, declared, checksum).await {
+        tracing::debug!(upload = %write.info.id, error = %e, "first bytes not stored whole");
+        write.info = state.store().info(&write.info.id).await?;
+    }
+    Ok(write)
+}
+
+/// Removes an upload and its bytes, ending any request in flight for it first.
+pub(super) async fn terminate(state: &TusState, id: &UploadId) -> Result<(), TusError> {
+    let terminate = state
+        .store()
+        .as_terminate()
+        .ok_or(TusError::UnsupportedExtension)?;
+    let _lease = state.lock().acquire(id).await?;
+    terminate.terminate(id).await?;
+    tracing::info!(upload = %id, "upload terminated");
+    Ok(())
+}
+
+/// Takes the client's slot (429 past its cap), then the upload's lock. The slot comes first, so
+/// a client over its cap never ends another request.
+async fn hold(
+    state: &TusState,
+    id: &UploadId,
+    extensions: &Extensions,
+    headers: &HeaderMap,
+) -> Result<(Option<SlotGuard>, UploadLease), TusError> {
+    let slot = state.slots().take(extensions, headers)?;
+    let lease = state.lock().acquire(id).await?;
+    Ok((slot, lease))
+}
+
+/// A write to one upload in progress: the client's slot and the upload's lock are held until
+/// it is finished or dropped.
+pub(super) struct Write {
+    /// The upload as this write leaves it.
+    pub(super) info: UploadInfo,
+    lease: UploadLease,
+    _slot: Option<SlotGuard>,
+}
+
+impl Write {
+    /// Starts a write to `id` and loads the upload, refusing an expired (410) or final (403)
+    /// one.
+    pub(super) async fn begin(
+        state: &TusState,
+        id: &UploadId,
+        extensions: &Extensions,
+        headers: &HeaderMap,
+    ) -> Result<Self, TusError> {
+        let (slot, lease) = hold(state, id, extensions, headers).await?;
+        let info = state.store().info(id).await?;
+        state.check_not_expired(&info)?;
+        if info.is_final() {
+            return Err(TusError::FinalUpload);
+        }
+        Ok(Self {
+            info,
+            lease,
+            _slot: slot,
+        })
+    }
+
+    /// Sets the length of an upload whose length was deferred. The caller checked it is unset
+    /// and not below the offset.
+    pub(super) async fn set_length(
+        &mut self,
+        state: &TusState,
+        length: u64,
+    ) -> Result<(), TusError> {
+        let defer = state
+            .store()
+            .as_defer_length()
+            .ok_or(TusError::UnsupportedExtension)?;
+        self.info = defer.set_length(&self.info.id, length).await?;
+        Ok(())
+    }
+
+    /// Streams `body` into the upload at its offset and returns the new offset. Never stores
+    /// past the upload's length (or the maximum size while the length is deferred). With a
+    /// checksum, a chunk that does not match, or that did not arrive whole, is cut off again.
+    pub(super) async fn append(
+        &mut self,
+        state: &TusState,
+        body: Body,
+        declared: Option<u64>,
+        checksum: Checksum,
+    ) -> Result<u64, TusError> {
+        let (id, offset) = (&self.info.id, self.info.offset);
+        let limit = self.info.length.or(state.config().max_size);
+        let remaining = limit.map_or(u64::MAX, |l| l.saturating_sub(offset));
+        if declared.is_some_and(|n| n > remaining) {
+            return Err(TusError::BodyTooLong);
+        }
+        let idle = state.config().idle_timeout;
+        let guarded = GuardedBody::new(body, self.lease.stop_signal(), idle);
+        let trailers = guarded.trailers();
+        let mut body = Bounded::new(guarded, remaining);
+        let store = state.store();
+        let algorithms: &[_] = match &checksum {
+            Checksum::None => &[],
+            Checksum::Header(expected) => std::slice::from_ref(&expected.algorithm),
+            Checksum::Trailer => &ALL,
+        };
+        // A checksummed chunk is held aside and appended only once its digest matched.
+        let stage = match checksum {
+            Checksum::None => None,
+            _ => Some(store.as_stage().ok_or(TusError::UnsupportedExtension)?),
+        };
+        let (written, digests) = match stage {
+            None => (store.write(id, offset, &mut body).await, None),
+            Some(stage) => {
+                let mut hashing = HashingStream::new(&mut body, algorithms);
+                let staged = stage.stage(id, offset, &mut hashing).await;
+                (staged.map(|n| offset + n), Some(hashing.finish()))
+            }
+        };
+        let outcome = match written {
+            // A body may run past the length: what fitted is stored, the rest is refused.
+            // Reading on to the end also collects the trailers.
+            Ok(n) if n - offset == remaining && body.went_past_limit().await => {
+                Err(TusError::BodyTooLong)
+            }
+            Ok(n) => match (&checksum, digests) {
+                (Checksum::Header(expected), Some(d)) if !d.matches(expected) => {
+                    Err(TusError::ChecksumMismatch)
+                }
+                (Checksum::Trailer, Some(d)) => verify_trailer(&trailers, &d).map(|()| n),
+                _ => Ok(n),
+            },
+            Err(e) => Err(write_error(e)),
+        };
+        let new_offset = match (stage, outcome) {
+            (None, outcome) => outcome?,
+            (Some(stage), Ok(_)) => stage.commit(id).await?,
+            (Some(stage), Err(e)) => {
+                stage.discard(id).await?;
+                return Err(e);
+            }
+        };
+        tracing::debug!(upload = %id, from = offset, to = new_offset, "bytes stored");
+        self.info.offset = new_offset;
+        self.info.updated_at = now_secs();
+        Ok(new_offset)
+    }
+
+    /// Ends the write and returns the upload as it now is. A partial upload that is complete
+    /// finishes the pending final uploads waiting for it.
+    pub(super) async fn finish(self, state: &TusState) -> UploadInfo {
+        if self.info.is_complete() && self.info.concat == Some(Concat::Partial) {
+            finish_finals_of(state, &self.info.id).await;
+        }
+        self.info
+    }
+}
+
+/// `Content-Type: application/offset+octet-stream` (parameters are not allowed).
+pub(super) fn is_offset_stream(headers: &HeaderMap) -> bool {
+    headers.get(header::CONTENT_TYPE).map(|v| v.as_bytes()) == Some(OFFSET_OCTET_STREAM.as_bytes())
+}
+
+/// How a body's checksum is given (checksum and checksum-trailer).
+#[derive(Debug)]
+pub(super) enum Checksum {
+    None,
+    Header(Expected),
+    /// `Trailer: Upload-Checksum`: the digest follows the body; every algorithm is hashed.
+    Trailer,
+}
+
+/// `Upload-Checksum` as a header or announced as a trailer; 400 when the store cannot discard a
+/// failed chunk.
+pub(super) fn parse_checksum(state: &TusState, headers: &HeaderMap) -> Result<Checksum, TusError> {
+    let trailer = headers
+        .get_all(header::TRAILER)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|name| name.trim().eq_ignore_ascii_case(UPLOAD_CHECKSUM.as_str()));
+    let raw = headers.get(UPLOAD_CHECKSUM);
+    if raw.is_none() && !trailer {
+        return Ok(Checksum::None);
+    }
+    if state.store().as_stage().is_none() {
+        return Err(TusError::UnsupportedExtension);
+    }
+    match raw {
+        Some(raw) => {
+            let raw = raw.to_str().map_err(|_| TusError::InvalidChecksum)?;
+            Expected::parse(raw).map(Checksum::Header)
+        }
+        None => Ok(Checksum::Trailer),
+    }
+}
+
+/// Checks the trailer's digest against what was hashed.
+fn verify_trailer(trailers: &Trailers, digests: &Digests) -> Result<(), TusError> {
+    let trailers = trailers.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let raw = trailers
+        .as_ref()
+        .and_then(|t| t.get(UPLOAD_CHECKSUM))
+        .ok_or(TusError::InvalidChecksum)?;
+    let expected = Expected::parse(raw.to_str().map_err(|_| TusError::InvalidChecksum)?)?;
+    if digests.matches(&expected) {
+        Ok(())
+    } else {
+        Err(TusError::ChecksumMismatch)
+    }
+}
