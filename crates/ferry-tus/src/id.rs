@@ -6,13 +6,14 @@ use std::fmt;
 use std::ops::Deref;
 
 use rand::Rng;
-use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
+use serde::{Deserialize, Deserializer, Serialize, de};
 
 /// Length of an id: 32 lowercase hex characters (128 random bits).
 const ID_LEN: usize = 32;
 
-/// A validated upload id.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// A validated upload id, stored as the bare string (as infos held it before ids were typed).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
 pub struct UploadId(String);
 
 impl UploadId {
@@ -48,13 +49,6 @@ impl Deref for UploadId {
 
     fn deref(&self) -> &str {
         &self.0
-    }
-}
-
-/// As the bare string, so infos written before ids were typed read the same.
-impl Serialize for UploadId {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
     }
 }
 

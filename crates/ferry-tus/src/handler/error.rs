@@ -51,100 +51,78 @@ impl From<LockError> for TusError {
     }
 }
 
-/// An error answered to an IETF draft request.
+/// An error answered to an IETF draft request: a tus error, or a problem document (RFC 9457) of
+/// a type the draft defines.
 #[derive(Debug)]
 pub(super) enum DraftError {
-    /// A tus error, answered with its status and message.
     Tus(TusError),
-    /// An RFC 9457 problem document of a type the draft defines.
-    Problem {
-        status: StatusCode,
-        kind: &'static str,
-        title: &'static str,
-        offsets: Option<(u64, u64)>,
+    /// The append's offset is not the upload's (409).
+    Mismatch {
+        expected: u64,
+        provided: u64,
     },
-    /// The append's body is not `application/partial-upload`.
+    /// An append to a complete upload (400).
+    Completed,
+    /// Lengths that contradict each other (400).
+    Inconsistent,
+    /// The append's body is not `application/partial-upload` (415).
     UnsupportedMediaType,
 }
 
-impl DraftError {
-    /// The append's offset is not the upload's (409).
-    pub(super) fn mismatch(expected: u64, provided: u64) -> Self {
-        Self::Problem {
-            status: StatusCode::CONFLICT,
-            kind: MISMATCHING_UPLOAD_OFFSET,
-            title: "Upload-Offset does not match the upload's offset",
-            offsets: Some((expected, provided)),
-        }
-    }
-
-    /// An append to a complete upload (400).
-    pub(super) fn completed() -> Self {
-        Self::Problem {
-            status: StatusCode::BAD_REQUEST,
-            kind: COMPLETED_UPLOAD,
-            title: "the upload is already complete",
-            offsets: None,
-        }
-    }
-
-    /// Lengths that contradict each other (400).
-    pub(super) fn inconsistent() -> Self {
-        Self::Problem {
-            status: StatusCode::BAD_REQUEST,
-            kind: INCONSISTENT_UPLOAD_LENGTH,
-            title: "the request's length conflicts with the upload's length",
-            offsets: None,
-        }
-    }
-}
-
-impl From<TusError> for DraftError {
-    fn from(e: TusError) -> Self {
-        match e {
-            TusError::OffsetMismatch { sent, current } => Self::mismatch(current, sent),
+impl<E: Into<TusError>> From<E> for DraftError {
+    fn from(e: E) -> Self {
+        match e.into() {
+            TusError::OffsetMismatch { sent, current } => Self::Mismatch {
+                expected: current,
+                provided: sent,
+            },
             e => Self::Tus(e),
         }
     }
 }
 
-impl From<StoreError> for DraftError {
-    fn from(e: StoreError) -> Self {
-        TusError::from(e).into()
+impl IntoResponse for DraftError {
+    fn into_response(self) -> Response {
+        let (status, kind, title) = match self {
+            Self::Mismatch { .. } => (
+                StatusCode::CONFLICT,
+                MISMATCHING_UPLOAD_OFFSET,
+                "Upload-Offset does not match the upload's offset",
+            ),
+            Self::Completed => (
+                StatusCode::BAD_REQUEST,
+                COMPLETED_UPLOAD,
+                "the upload is already complete",
+            ),
+            Self::Inconsistent => (
+                StatusCode::BAD_REQUEST,
+                INCONSISTENT_UPLOAD_LENGTH,
+                "the request's length conflicts with the upload's length",
+            ),
+            Self::Tus(e) => {
+                let mut response = e.into_response();
+                response.headers_mut().remove(TUS_RESUMABLE);
+                return with_interop(response);
+            }
+            Self::UnsupportedMediaType => {
+                let message = "Content-Type must be application/partial-upload\n";
+                return with_interop((StatusCode::UNSUPPORTED_MEDIA_TYPE, message).into_response());
+            }
+        };
+        let mut doc = serde_json::json!({ "type": kind, "title": title });
+        if let Self::Mismatch { expected, provided } = self {
+            doc["expected-offset"] = expected.into();
+            doc["provided-offset"] = provided.into();
+        }
+        let problem = HeaderValue::from_static("application/problem+json");
+        let response = (status, [(header::CONTENT_TYPE, problem)], doc.to_string());
+        with_interop(response.into_response())
     }
 }
 
-impl IntoResponse for DraftError {
-    fn into_response(self) -> Response {
-        let mut response = match self {
-            Self::Tus(e) => {
-                let mut r = e.into_response();
-                r.headers_mut().remove(TUS_RESUMABLE);
-                r
-            }
-            Self::UnsupportedMediaType => (
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "Content-Type must be application/partial-upload\n",
-            )
-                .into_response(),
-            Self::Problem {
-                status,
-                kind,
-                title,
-                offsets,
-            } => {
-                let mut doc = serde_json::json!({ "type": kind, "title": title });
-                if let Some((expected, provided)) = offsets {
-                    doc["expected-offset"] = expected.into();
-                    doc["provided-offset"] = provided.into();
-                }
-                let problem = HeaderValue::from_static("application/problem+json");
-                (status, [(header::CONTENT_TYPE, problem)], doc.to_string()).into_response()
-            }
-        };
-        insert_interop(response.headers_mut());
-        response
-    }
+fn with_interop(mut response: Response) -> Response {
+    insert_interop(response.headers_mut());
+    response
 }
 
 /// `Upload-Draft-Interop-Version`, on every answer to a draft request.

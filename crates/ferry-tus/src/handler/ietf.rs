@@ -19,7 +19,7 @@
 
 use axum::body::Body;
 use axum::extract::{Path, State};
-use axum::http::{Extensions, HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::error::{DraftError, insert_interop, without_body};
@@ -45,7 +45,7 @@ pub(super) async fn create(
     let declared = parse_u64(&headers, &header::CONTENT_LENGTH)?;
     // With `?1` the body is the whole upload: its length is the upload's length.
     let length = match (complete, length, declared) {
-        (true, Some(len), Some(sent)) if len != sent => return Err(DraftError::inconsistent()),
+        (true, Some(len), Some(sent)) if len != sent => return Err(DraftError::Inconsistent),
         (true, len, sent) => len.or(sent),
         (false, len, _) => len,
     };
@@ -90,7 +90,7 @@ pub(super) async fn create(
 pub(super) async fn offset(State(state): State<TusState>, Path(id): Path<String>) -> Response {
     let offset = async {
         let id = parse_id(&id)?;
-        let _lease = state.lock().acquire(&id).await.map_err(TusError::from)?;
+        let _lease = state.lock().acquire(&id).await?;
         let info = state.store().info(&id).await?;
         state.check_not_expired(&info)?;
         let mut out = state_headers(&state, &info);
@@ -124,15 +124,18 @@ pub(super) async fn append(
 
     let mut write = Write::begin(&state, &id, &extensions, &headers).await?;
     if write.info.is_complete() {
-        return Err(DraftError::completed());
+        return Err(DraftError::Completed);
     }
     if write.info.offset != offset {
-        return Err(DraftError::mismatch(write.info.offset, offset));
+        return Err(DraftError::Mismatch {
+            expected: write.info.offset,
+            provided: offset,
+        });
     }
     if let (true, Some(sent)) = (complete, declared) {
         let total = offset.saturating_add(sent);
         match write.info.length {
-            Some(len) if len != total => return Err(DraftError::inconsistent()),
+            Some(len) if len != total => return Err(DraftError::Inconsistent),
             Some(_) => {}
             None => {
                 check_size(&state, Some(total))?;
@@ -144,7 +147,7 @@ pub(super) async fn append(
     if complete {
         match write.info.length {
             None => write.set_length(&state, new_offset).await?,
-            Some(len) if len != new_offset => return Err(DraftError::inconsistent()),
+            Some(len) if len != new_offset => return Err(DraftError::Inconsistent),
             Some(_) => {}
         }
     }
@@ -164,15 +167,9 @@ pub(super) async fn cancel(
 }
 
 /// `Upload-Complete`, required on creation and append.
-fn required_complete(headers: &HeaderMap) -> Result<bool, DraftError> {
-    upload_complete(headers)
-        .ok()
-        .flatten()
-        .ok_or_else(|| invalid(&UPLOAD_COMPLETE))
-}
-
-fn invalid(name: &HeaderName) -> DraftError {
-    DraftError::Tus(TusError::InvalidHeader(name.as_str().to_owned()))
+fn required_complete(headers: &HeaderMap) -> Result<bool, TusError> {
+    let invalid = || TusError::InvalidHeader(UPLOAD_COMPLETE.as_str().to_owned());
+    upload_complete(headers).ok_or_else(invalid)
 }
 
 /// The state headers every successful draft answer carries.

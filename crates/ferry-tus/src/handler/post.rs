@@ -153,22 +153,11 @@ async fn create_final(
             // A part may have finished since it was checked, before this final could be found:
             // look again under the final's lock.
             let _lease = state.lock().acquire(&info.id).await?;
-            let info = finish_if_ready(state, info).await?;
-            let (upload, pending) = (&info.id, info.pending);
-            tracing::info!(%upload, parts = parts.len(), pending, "final upload made");
-            info
+            finish_if_ready(state, info).await?
         }
-        _ => {
-            let info = concatenate.concatenate(parts, metadata).await?;
-            let upload = &info.id;
-            tracing::info!(
-                %upload,
-                parts = parts.len(),
-                length = total,
-                "final upload made"
-            );
-            info
-        }
+        _ => concatenate.concatenate(parts, metadata).await?,
     };
+    let (upload, length, pending) = (&info.id, info.length, info.pending);
+    tracing::info!(%upload, parts = parts.len(), length, pending, "final upload made");
     Ok((StatusCode::CREATED, created(state, &info)?))
 }

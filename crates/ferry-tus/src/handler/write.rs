@@ -1,16 +1,8 @@
-//! The write path that tus and the IETF draft share. Each step an upload goes through has one
-//! function here, whichever protocol or verb asked for it:
-//!
-//! - [`create`]: a new upload;
-//! - [`Write::begin`] / [`first_bytes`]: a write starts (the client's slot, the upload's lock,
-//!   which ends a request still in flight for it, and the checks);
-//! - [`Write::append`]: bytes are streamed in, checksummed when asked;
-//! - [`Write::finish`]: the write ends, and an upload it completed is completed (pending finals
-//!   waiting for a partial upload are concatenated);
-//! - [`terminate`]: an upload is removed.
-//!
-//! The request checks both protocols share sit here too: [`check_size`], [`parse_checksum`] and
-//! [`is_offset_stream`].
+//! The write path tus and the IETF draft share, one function per step an upload goes through
+//! (and so one place for each lifecycle event): [`create`]; [`Write::begin`] or [`first_bytes`]
+//! (the client's slot, then the upload's lock, which ends a request still in flight for it);
+//! [`Write::append`]; [`Write::finish`] (completion: pending finals waiting for a partial upload
+//! are concatenated); [`terminate`]. Also the request checks both protocols make.
 
 use axum::body::Body;
 use axum::http::{Extensions, HeaderMap, header};

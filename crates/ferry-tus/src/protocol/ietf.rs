@@ -48,13 +48,9 @@ pub fn render_sf_bool(value: bool) -> HeaderValue {
     HeaderValue::from_static(if value { "?1" } else { "?0" })
 }
 
-/// `Upload-Complete`: absent is `Ok(None)`, an invalid value `Err(())`.
-#[allow(clippy::result_unit_err)]
-pub fn upload_complete(headers: &HeaderMap) -> Result<Option<bool>, ()> {
-    match headers.get(UPLOAD_COMPLETE) {
-        None => Ok(None),
-        Some(v) => parse_sf_bool(v.as_bytes()).map(Some).ok_or(()),
-    }
+/// `Upload-Complete`; `None` when absent or invalid.
+pub fn upload_complete(headers: &HeaderMap) -> Option<bool> {
+    parse_sf_bool(headers.get(UPLOAD_COMPLETE)?.as_bytes())
 }
 
 /// `Upload-Limit` (a structured dictionary): `max-size=N` when a maximum size is set.

@@ -26,35 +26,24 @@ macro_rules! ensure {
 
 /// Runs every case against `store`; the first failure is returned with its case name.
 pub async fn run(store: &dyn Store) -> Result<(), String> {
-    create_and_write(store)
-        .await
-        .map_err(|e| format!("create_and_write: {e}"))?;
-    rejects_wrong_offset(store)
-        .await
-        .map_err(|e| format!("rejects_wrong_offset: {e}"))?;
-    zero_length(store)
-        .await
-        .map_err(|e| format!("zero_length: {e}"))?;
-    interrupted_write_resumes(store)
-        .await
-        .map_err(|e| format!("interrupted_write: {e}"))?;
-    unknown_ids(store)
-        .await
-        .map_err(|e| format!("unknown_ids: {e}"))?;
-    defer_length(store)
-        .await
-        .map_err(|e| format!("defer_length: {e}"))?;
-    terminate(store)
-        .await
-        .map_err(|e| format!("terminate: {e}"))?;
-    concatenate(store)
-        .await
-        .map_err(|e| format!("concatenate: {e}"))?;
-    concatenate_unfinished(store)
-        .await
-        .map_err(|e| format!("concatenate_unfinished: {e}"))?;
-    expire(store).await.map_err(|e| format!("expire: {e}"))?;
-    stage(store).await.map_err(|e| format!("stage: {e}"))?;
+    macro_rules! cases {
+        ($($case:ident),+) => {$(
+            $case(store).await.map_err(|e| format!("{}: {e}", stringify!($case)))?;
+        )+};
+    }
+    cases!(
+        create_and_write,
+        rejects_wrong_offset,
+        zero_length,
+        interrupted_write_resumes,
+        unknown_ids,
+        defer_length,
+        terminate,
+        concatenate,
+        concatenate_unfinished,
+        expire,
+        stage
+    );
     Ok(())
 }
 

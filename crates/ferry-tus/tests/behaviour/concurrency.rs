@@ -1,9 +1,12 @@
 //! One writer per upload: a newer request ends the one in flight, HEAD answers promptly with
 //! the durable offset, and the final bytes are exact.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferry_testkit::{random_bytes, sha256_hex};
+use ferry_tus::lock::{LockError, UploadLease, UploadLock};
+use ferry_tus::{TusConfig, UploadId};
 
 use crate::common::Endpoint;
 use crate::streaming::{OpenPatch, offset_reaches};
@@ -97,4 +100,56 @@ async fn two_patches_on_one_upload_leave_exact_bytes() {
         assert_eq!(second.status, 204);
     }
     assert_eq!(sha256_hex(&ep.stored(&upload)), sha256_hex(&bytes));
+}
+
+/// A lock service that cannot be reached, as a shared lock is when its store is down.
+#[derive(Debug)]
+struct Unreachable;
+
+#[async_trait::async_trait]
+impl UploadLock for Unreachable {
+    async fn acquire(&self, _: &UploadId) -> Result<UploadLease, LockError> {
+        Err(LockError::Unavailable(
+            "connection refused by 10.0.0.7".into(),
+        ))
+    }
+
+    async fn try_acquire(&self, _: &UploadId) -> Result<Option<UploadLease>, LockError> {
+        Err(LockError::Unavailable(
+            "connection refused by 10.0.0.7".into(),
+        ))
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_lock_is_a_503_that_names_no_cause() {
+    let ep = Endpoint::with(TusConfig {
+        lock: Arc::new(Unreachable),
+        ietf_draft: true,
+        ..TusConfig::default()
+    })
+    .await;
+    // Creation without bytes takes no lock.
+    let upload = ep.create(Some(10), &[]).await;
+    let v = ("Tus-Resumable", "1.0.0");
+    let draft = ("Upload-Draft-Interop-Version", "8");
+    let answers = [
+        ep.patch(&upload, 0, b"0123456789").await,
+        ep.send("HEAD", &upload, &[v], Vec::new()).await,
+        ep.send("DELETE", &upload, &[v], Vec::new()).await,
+        ep.send("HEAD", &upload, &[draft], Vec::new()).await,
+    ];
+    for (i, res) in answers.iter().enumerate() {
+        assert_eq!(res.status, 503, "request {i}");
+        assert_eq!(res.header("retry-after"), Some("1"), "request {i}");
+    }
+    assert_eq!(
+        answers[0].text(),
+        "the upload cannot be locked right now; try again shortly\n"
+    );
+    assert_eq!(ep.store_offset(&upload).await, 0);
+    // The sweeper skips what it cannot lock: the expired upload is still there.
+    assert_eq!(ep.state.sweep(u64::MAX / 2).await, 0);
+    let id = upload.rsplit('/').next().expect("id");
+    assert!(ep.dir.path().join(format!("{id}.info")).exists());
 }
