@@ -103,11 +103,8 @@ impl UploadLock for LocalLocks {
     async fn try_acquire(&self, id: &UploadId) -> Result<Option<UploadLease>, LockError> {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         let slot = slots.entry(id.clone()).or_default();
-        let lease = match slot.mutex.clone().try_lock_owned() {
-            Ok(guard) => Some(UploadLease::new(slot.newest.clone(), guard)),
-            Err(_) => None,
-        };
-        Ok(lease)
+        let guard = slot.mutex.clone().try_lock_owned().ok();
+        Ok(guard.map(|guard| UploadLease::new(slot.newest.clone(), guard)))
     }
 }
 

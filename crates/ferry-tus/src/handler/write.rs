@@ -45,12 +45,7 @@ pub(super) async fn first_bytes(
     declared: Option<u64>,
     checksum: Checksum,
 ) -> Result<Write, TusError> {
-    let (slot, lease) = hold(state, &info.id, extensions, headers).await?;
-    let mut write = Write {
-        info,
-        lease,
-        _slot: slot,
-    };
+    let mut write = Write::begin(state, &info.id, extensions, headers).await?;
     if let Err(e) = write.append(state, body, declared, checksum).await {
         tracing::debug!(upload = %write.info.id, error = %e, "first bytes not stored whole");
         write.info = state.store().info(&write.info.id).await?;
@@ -70,19 +65,6 @@ pub(super) async fn terminate(state: &TusState, id: &UploadId) -> Result<(), Tus
     Ok(())
 }
 
-/// Takes the client's slot (429 past its cap), then the upload's lock. The slot comes first, so
-/// a client over its cap never ends another request.
-async fn hold(
-    state: &TusState,
-    id: &UploadId,
-    extensions: &Extensions,
-    headers: &HeaderMap,
-) -> Result<(Option<SlotGuard>, UploadLease), TusError> {
-    let slot = state.slots().take(extensions, headers)?;
-    let lease = state.lock().acquire(id).await?;
-    Ok((slot, lease))
-}
-
 /// A write to one upload in progress: the client's slot and the upload's lock are held until
 /// it is finished or dropped.
 pub(super) struct Write {
@@ -93,15 +75,17 @@ pub(super) struct Write {
 }
 
 impl Write {
-    /// Starts a write to `id` and loads the upload, refusing an expired (410) or final (403)
-    /// one.
+    /// Starts a write to `id`: takes the client's slot (429 past its cap; first, so a client
+    /// over its cap never ends another request), then the upload's lock, then loads the upload,
+    /// refusing an expired (410) or final (403) one.
     pub(super) async fn begin(
         state: &TusState,
         id: &UploadId,
         extensions: &Extensions,
         headers: &HeaderMap,
     ) -> Result<Self, TusError> {
-        let (slot, lease) = hold(state, id, extensions, headers).await?;
+        let slot = state.slots().take(extensions, headers)?;
+        let lease = state.lock().acquire(id).await?;
         let info = state.store().info(id).await?;
         state.check_not_expired(&info)?;
         if info.is_final() {
