@@ -4,7 +4,6 @@
  * those modules; this file wires them and emits the events.
  */
 import { admit, rejectionSummary } from './admission.ts';
-import { runBundle } from './bundle.ts';
 import { Connectivity } from './connectivity.ts';
 import { Emitter } from './emitter.ts';
 import type { FerryEvents } from './events.ts';
@@ -16,7 +15,7 @@ import { type Phase, type Processor, Processors } from './processors.ts';
 import { DEFAULT_PROGRESS_THROTTLE } from './progress-batcher.ts';
 import { type Action, type FilePatch, initialState, reduce } from './reducer.ts';
 import { checkMinFiles, noRestrictions } from './restrictions.ts';
-import { Runner } from './runner.ts';
+import { type EngineHost, Runner } from './runner.ts';
 import { DEFAULT_STALL_TIMEOUT } from './stall.ts';
 import { Store } from './store.ts';
 import type {
@@ -89,7 +88,7 @@ export class Ferry {
         this.#events.emit('info-hidden', info);
       },
     });
-    this.#runner = new Runner(this.#runnerHost(), {
+    this.#runner = new Runner(this.#engineHost(), {
       limit: options.limit ?? 0,
       stallTimeout: options.stallTimeout ?? DEFAULT_STALL_TIMEOUT,
       progressThrottle: options.progressThrottle ?? DEFAULT_PROGRESS_THROTTLE,
@@ -322,8 +321,8 @@ export class Ferry {
     return this.#options.uploader?.bundles?.() === true;
   }
 
-  /** What the runner and bundle mode need from the engine. */
-  #runnerHost() {
+  /** What the runner needs from the engine. */
+  #engineHost(): EngineHost {
     return {
       getFile: (id: string) => this.getFile(id),
       dispatch: (action: Action) => this.#dispatch(action),
@@ -344,7 +343,7 @@ export class Ferry {
       const ready = ids.filter((id) => this.getFile(id)?.state === 'waiting');
       const uploader = this.#options.uploader;
       if (uploader && this.#bundling()) {
-        await runBundle(uploader, ready, { ...this.#runnerHost(), limiter: this.#runner.limiter });
+        await this.#runner.runBundle(ready, uploader);
       } else {
         await this.#runner.run(ready);
       }
@@ -369,13 +368,13 @@ export class Ferry {
 
   #pause(file: FerryFile, why: 'pause' | 'offline'): void {
     this.#runner.abort(file.id, why);
-    this.#dispatch({ type: 'set-state', ids: [file.id], state: 'paused' });
+    this.#dispatch({ type: 'pause', ids: [file.id] });
     this.#events.emit('upload-pause', this.getFile(file.id) ?? file, true);
   }
 
   #resume(file: FerryFile): void {
     this.#connectivity.forget(file.id);
-    this.#dispatch({ type: 'set-state', ids: [file.id], state: 'waiting' });
+    this.#dispatch({ type: 'resume', ids: [file.id] });
     this.#events.emit('upload-pause', this.getFile(file.id) ?? file, false);
     this.#runner.resume(file.id);
   }

@@ -29,7 +29,7 @@ export class Processors {
   async run(phase: Phase, ids: string[], host: ProcessorHost): Promise<void> {
     const processors = phase === 'preprocess' ? this.pre : this.post;
     if (processors.size === 0) return;
-    if (phase === 'preprocess') host.dispatch({ type: 'set-state', ids, state: 'preprocessing' });
+    if (phase === 'preprocess') host.dispatch({ type: 'preprocess', ids });
     try {
       for (const fn of processors) await fn(ids);
     } catch (cause) {
@@ -47,8 +47,7 @@ export class Processors {
       if (file) host.completed(phase, file);
     }
     if (phase === 'preprocess') {
-      const still = ids.filter((id) => host.getFile(id)?.state === 'preprocessing');
-      host.dispatch({ type: 'set-state', ids: still, state: 'waiting' });
+      host.dispatch({ type: 'ready', ids });
     }
   }
 }

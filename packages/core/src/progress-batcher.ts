@@ -19,7 +19,12 @@ export class ProgressBatcher {
   }
 
   report(id: string, bytesUploaded: number, bytesTotal: number | null): void {
-    this.#pending.set(id, { id, bytesUploaded, bytesTotal });
+    this.reportMany([{ id, bytesUploaded, bytesTotal }]);
+  }
+
+  /** Reports several files at once (a bundle's request spread over its files): one window for all. */
+  reportMany(updates: readonly ProgressUpdate[]): void {
+    for (const u of updates) this.#pending.set(u.id, u);
     if (this.#timer === undefined) this.#tick();
   }
 

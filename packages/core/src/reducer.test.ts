@@ -78,11 +78,41 @@ describe('reduce', () => {
     expect(s.files.a?.error).toBeNull();
   });
 
-  test('pause sets isPaused; set-state to the same state returns the same state', () => {
+  test('pause sets isPaused; pausing a paused file returns the same state', () => {
     let s = reduce(initialState, { type: 'add', files: [file('a', 1)] });
-    s = reduce(s, { type: 'set-state', ids: ['a'], state: 'paused' });
+    s = reduce(s, { type: 'pause', ids: ['a'] });
     expect(s.files.a?.isPaused).toBe(true);
-    expect(reduce(s, { type: 'set-state', ids: ['a'], state: 'paused' })).toBe(s);
+    expect(reduce(s, { type: 'pause', ids: ['a'] })).toBe(s);
+  });
+
+  test('named transitions move only from the states of the state diagram', () => {
+    const states = ['waiting', 'preprocessing', 'uploading', 'postprocessing', 'complete', 'paused', 'error'] as const;
+    const start = reduce(initialState, {
+      type: 'add',
+      files: states.map((state) => ({ ...file(state, 1), state, isPaused: state === 'paused' })),
+    });
+    const moved = (type: 'preprocess' | 'ready' | 'pause' | 'resume' | 'postprocess') => {
+      const next = reduce(start, { type, ids: [...states] });
+      return states.filter((id) => next.files[id] !== start.files[id]).map((id) => `${id}->${next.files[id]?.state}`);
+    };
+    expect(moved('pause')).toEqual(['waiting->paused', 'uploading->paused']);
+    expect(moved('resume')).toEqual(['paused->waiting']);
+    expect(moved('preprocess')).toEqual(['waiting->preprocessing']);
+    expect(moved('ready')).toEqual(['preprocessing->waiting']);
+    expect(moved('postprocess')).toEqual(['uploading->postprocessing']);
+  });
+
+  test('resume clears isPaused; a complete or failed file cannot be paused', () => {
+    let s = reduce(initialState, { type: 'add', files: [file('a', 1), file('b', 1)] });
+    s = reduce(s, { type: 'start', ids: ['a', 'b'], at: 1 });
+    s = reduce(s, { type: 'pause', ids: ['a'] });
+    expect(s.files.a).toMatchObject({ state: 'paused', isPaused: true });
+    s = reduce(s, { type: 'resume', ids: ['a'] });
+    expect(s.files.a).toMatchObject({ state: 'waiting', isPaused: false });
+    s = reduce(s, { type: 'success', id: 'a', response: {} });
+    s = reduce(s, { type: 'error', id: 'b', error: { message: 'x', retryable: true } });
+    expect(reduce(s, { type: 'pause', ids: ['a', 'b'] })).toBe(s);
+    expect(reduce(s, { type: 'postprocess', ids: ['a', 'b'] })).toBe(s);
   });
 
   test('info queue keeps order and hides by id', () => {

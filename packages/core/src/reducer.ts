@@ -34,7 +34,11 @@ export interface ProgressUpdate {
 export type Action =
   | { type: 'add'; files: FerryFile[] }
   | { type: 'remove'; ids: string[] }
-  | { type: 'set-state'; ids: string[]; state: FileState }
+  | { type: 'preprocess'; ids: string[] }
+  | { type: 'ready'; ids: string[] }
+  | { type: 'pause'; ids: string[] }
+  | { type: 'resume'; ids: string[] }
+  | { type: 'postprocess'; ids: string[] }
   | { type: 'start'; ids: string[]; at: number }
   | { type: 'progress'; updates: ProgressUpdate[] }
   | { type: 'processing'; id: string; phase: 'preprocess' | 'postprocess'; progress: ProcessingProgress | undefined }
@@ -93,10 +97,16 @@ export function reduce(state: FerryState, action: Action): FerryState {
       const gone = new Set(action.ids);
       return withTotals({ ...state, files, fileIds: state.fileIds.filter((id) => !gone.has(id)) }, totals);
     }
-    case 'set-state':
-      return updateMany(state, action.ids, (f) =>
-        f.state === action.state ? f : { ...f, state: action.state, isPaused: action.state === 'paused', error: null },
-      );
+    case 'preprocess':
+      return move(state, action.ids, ['waiting'], 'preprocessing');
+    case 'ready':
+      return move(state, action.ids, ['preprocessing'], 'waiting');
+    case 'pause':
+      return move(state, action.ids, ['waiting', 'uploading'], 'paused');
+    case 'resume':
+      return move(state, action.ids, ['paused'], 'waiting');
+    case 'postprocess':
+      return move(state, action.ids, ['uploading'], 'postprocessing');
     case 'start':
       return updateMany(state, action.ids, (f) => ({
         ...f,
@@ -175,6 +185,17 @@ export function reduce(state: FerryState, action: Action): FerryState {
     case 'capabilities':
       return { ...state, capabilities: { ...state.capabilities, ...action.capabilities } };
   }
+}
+
+/**
+ * The named transitions of ARCHITECTURE's state diagram: a file moves to `to` only from one of
+ * the `from` states, and any other file is left as it is. Pre- and postprocessing files cannot be
+ * paused: processors are not abortable.
+ */
+function move(state: FerryState, ids: readonly string[], from: readonly FileState[], to: FileState): FerryState {
+  return updateMany(state, ids, (f) =>
+    from.includes(f.state) ? { ...f, state: to, isPaused: to === 'paused', error: null } : f,
+  );
 }
 
 /** Applies `change` to the given files with one copy of the map; unchanged files keep identity. */
