@@ -89,13 +89,16 @@ test.each([
       async ({ link, protocol, endpoint, pause }) => {
         const { Ferry, RemoteUploader, urlMeta } = window.core;
         const meta = await urlMeta(location.origin, link);
-        const ferry = new Ferry({ remoteUploader: new RemoteUploader({ protocol, endpoint }) });
+        const ferry = new Ferry({
+          companionUrl: location.origin,
+          remoteUploader: new RemoteUploader({ protocol, endpoint }),
+        });
         const id = ferry.addFile({
           name: meta.name,
           type: meta.type,
           size: meta.size,
           isRemote: true,
-          remote: { companionUrl: location.origin, url: link, body: { url: link } },
+          remote: { url: link, body: { url: link } },
         });
         let paused = false;
         if (pause) {

@@ -363,7 +363,7 @@ describe('xhr', () => {
       const withRemote = new Ferry({ uploader: new XhrUploader({ endpoint: '/upload', bundle: true }) });
       withRemote.addFiles([
         { data: (window as unknown as CoreWindow).patternFile('local.bin', 10, 1) },
-        { name: 'cloud.bin', isRemote: true, remote: { companionUrl: 'http://c', body: { fileId: '1' } } },
+        { name: 'cloud.bin', isRemote: true, remote: { body: { fileId: '1' } } },
       ]);
       const refused = await withRemote.upload();
       let formOff = '';

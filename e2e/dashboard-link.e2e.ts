@@ -69,7 +69,6 @@ test('a bare address gets http://, is named by /url/meta, and uploads through th
     isRemote: true,
     source: 'url',
     remote: {
-      companionUrl: ferry.url,
       url: `http://${originHost}/files/report.pdf`,
       body: { url: `http://${originHost}/files/report.pdf` },
     },

@@ -28,6 +28,7 @@ const maxFileSize = Number(params.get('maxFileSize') ?? 0) || null;
 // Local files go straight to the tus endpoint; imported links go through the companion, which
 // uploads them to the same endpoint.
 const ferry = new Ferry({
+  companionUrl,
   uploader: new TusUploader({ endpoint: '/files/' }),
   remoteUploader: new RemoteUploader({ endpoint: '/files/' }),
   restrictions: { maxFileSize },
@@ -38,7 +39,7 @@ export function App() {
   const [open, setOpen] = useState(false);
   const dashboard = {
     theme,
-    link: { companionUrl },
+    link: true,
     camera: countdown > 0 ? { countdown } : true,
     onDone: () => {
       ferry.removeFiles([...ferry.getState().fileIds]);

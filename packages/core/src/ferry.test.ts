@@ -121,7 +121,7 @@ describe('adding files', () => {
       type: 'application/pdf',
       size: 123,
       isRemote: true,
-      remote: { companionUrl: 'http://c', body: { fileId: 'x' } },
+      remote: { body: { fileId: 'x' } },
       relativePath: 'dir/cloud.pdf',
     });
     const f = ferry.getFile(id ?? '');

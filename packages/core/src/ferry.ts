@@ -4,6 +4,7 @@
  * those modules; this file wires them and emits the events.
  */
 import { admit, rejectionSummary } from './admission.ts';
+import { importLink, type LinkImportResult } from './companion/link.ts';
 import { Connectivity } from './connectivity.ts';
 import { Emitter } from './emitter.ts';
 import type { FerryEvents } from './events.ts';
@@ -36,6 +37,11 @@ export interface FerryOptions {
   id?: string;
   /** Uploader for local files (e.g. `new TusUploader({ endpoint: '/files/' })`). */
   uploader?: Uploader;
+  /**
+   * The companion (Ferry's own server or a stock Companion) that imports links and transfers
+   * remote files, e.g. `location.origin`.
+   */
+  companionUrl?: string;
   /** Uploader for files with `isRemote` (companion transfers); defaults to `uploader`. */
   remoteUploader?: Uploader;
   restrictions?: Partial<Restrictions>;
@@ -137,6 +143,11 @@ export class Ferry {
     return fileIds.map((id) => files[id]).filter((f): f is FerryFile => f !== undefined);
   }
 
+  /** The companion of {@link FerryOptions.companionUrl}. */
+  get companionUrl(): string | undefined {
+    return this.#options.companionUrl;
+  }
+
   get restrictions(): Readonly<Restrictions> {
     return this.#restrictions;
   }
@@ -180,6 +191,14 @@ export class Ferry {
     return accepted.map((f) => f.id);
   }
 
+  /**
+   * Imports a link through the companion (`POST /url/meta`) and adds it as a remote file; a
+   * failure comes back as a code for the UI to word.
+   */
+  importLink(url: string): Promise<LinkImportResult> {
+    return importLink(this, url);
+  }
+
   removeFile(id: string): void {
     this.removeFiles([id]);
   }
@@ -192,7 +211,7 @@ export class Ferry {
       // A running upload is terminated by its uploader on abort; an idle one (paused) here.
       if (!this.#runner.isRunning(f.id) && f.state !== 'complete') {
         void this.#uploaderFor(f)
-          ?.cancel?.(f)
+          ?.cancel?.(f, { companionUrl: this.companionUrl })
           .catch(() => undefined);
       }
       this.#runner.abort(f.id, why);
@@ -333,6 +352,7 @@ export class Ferry {
       uploaderFor: (file: FerryFile) => this.#uploaderFor(file),
       postprocess: (ids: string[]) => this.#process('postprocess', ids),
       hasPostprocessors: () => this.#processors.has('postprocess'),
+      companionUrl: this.companionUrl,
     };
   }
 

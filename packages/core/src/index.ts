@@ -10,6 +10,15 @@
  * (progress throttle), `uploader.ts` (the uploader seam), `uploaders/` (tus, xhr...).
  */
 export {
+  importLink,
+  type LinkErrorCode,
+  type LinkImportResult,
+  type LinkTarget,
+  linkDescriptor,
+  normaliseUrl,
+} from './companion/link.ts';
+export {
+  type FetchLike,
   RemoteUploader,
   type RemoteUploaderOptions,
   type SocketFactory,
@@ -51,6 +60,7 @@ export type * from './types.ts';
 export {
   type AbortReason,
   type BundleContext,
+  type CancelContext,
   toUploadError,
   type UploadContext,
   type Uploader,

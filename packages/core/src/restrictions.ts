@@ -123,8 +123,9 @@ export function fingerprint(d: {
   return `${d.source}\u0000${d.relativePath ?? ''}\u0000${d.name}\u0000${d.type}\u0000${d.size ?? ''}\u0000${modified}\u0000${d.remoteKey ?? ''}`;
 }
 
-/** Bytes as a short human figure for messages (1024 steps). */
-export function formatSize(bytes: number): string {
+/** Bytes as a short human figure (1024 steps: 1023 B, 1.5 KB, 12 MB), '?' when unknown; every size shown. */
+export function formatSize(bytes: number | null): string {
+  if (bytes === null) return '?';
   const units = ['B', 'KB', 'MB', 'GB', 'TB'];
   let value = bytes;
   let unit = 0;

@@ -32,6 +32,8 @@ export interface EngineHost {
   uploaderFor(file: FerryFile): Uploader | undefined;
   postprocess(ids: string[]): Promise<void>;
   hasPostprocessors(): boolean;
+  /** The companion uploaders that go through one talk to. */
+  readonly companionUrl: string | undefined;
 }
 
 export interface RunnerOptions {
@@ -258,8 +260,9 @@ export class Runner {
   }
 
   /** What a single upload's and a bundle's contexts share. */
-  #context(run: Run): Pick<UploadContext, 'signal' | 'reason' | 'isOnline' | 'i18n'> {
+  #context(run: Run): Pick<UploadContext, 'signal' | 'reason' | 'isOnline' | 'i18n' | 'companionUrl'> {
     return {
+      companionUrl: this.#host.companionUrl,
       signal: run.controller.signal,
       reason: () => run.reason,
       isOnline: () => this.#host.isOnline(),

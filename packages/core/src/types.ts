@@ -35,9 +35,8 @@ export interface UploadError {
   details?: string;
 }
 
-/** Where a remote file lives and how the companion fetches it. */
+/** Where a remote file lives and how the companion (the engine's `companionUrl`) fetches it. */
 export interface RemoteInfo {
-  companionUrl: string;
   url?: string;
   body: Record<string, unknown>;
   providerName?: string;

@@ -18,7 +18,12 @@ export interface UploadContext {
   isOnline(): boolean;
   /** A string from the engine's locale table. */
   i18n(key: string, vars?: Record<string, string | number>): string;
+  /** The engine's companion (`FerryOptions.companionUrl`), for uploaders that go through one. */
+  companionUrl?: string;
 }
+
+/** What {@link Uploader.cancel} gets from the engine. */
+export type CancelContext = Pick<UploadContext, 'companionUrl'>;
 
 export interface UploadResult {
   uploadURL?: string;
@@ -37,7 +42,7 @@ export interface Uploader {
   uploadBundle?(files: FerryFile[], context: BundleContext): Promise<UploadResult[]>;
   bundles?(): boolean;
   /** Optional: discards server-side state of a file that is not running (removed while paused). */
-  cancel?(file: FerryFile): Promise<void>;
+  cancel?(file: FerryFile, context: CancelContext): Promise<void>;
 }
 
 /** Like {@link UploadContext}, with progress for the whole bundle. */

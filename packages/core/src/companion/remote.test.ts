@@ -38,7 +38,6 @@ function remoteFile(extra: Partial<FerryFile> = {}): FerryFile {
     isRemote: true,
     data: null,
     remote: {
-      companionUrl: 'http://companion.test/',
       url: 'https://x.test/cat.png',
       body: { url: 'https://x.test/cat.png' },
     },
@@ -69,6 +68,7 @@ function setup() {
     reason: () => reason,
     isOnline: () => true,
     i18n: (k) => (k === 'companionError' ? 'Connection with Companion failed' : k),
+    companionUrl: 'http://companion.test/',
   };
   const abort = (r: AbortReason) => {
     reason = r;
@@ -182,7 +182,7 @@ describe('RemoteUploader', () => {
   it('uses the provider route for provider files', async () => {
     const t = setup();
     const file = remoteFile({
-      remote: { companionUrl: 'http://companion.test', providerName: 'drive', body: { id: 'a/b' } },
+      remote: { providerName: 'drive', body: { id: 'a/b' } },
     } as Partial<FerryFile>);
     const run = t.uploader.upload(file, t.ctx);
     await flush();
@@ -190,6 +190,28 @@ describe('RemoteUploader', () => {
     t.sockets[0]?.open();
     t.sockets[0]?.frame({ action: 'success', payload: { url: 'x' } });
     await run;
+  });
+});
+
+describe('the engine companion', () => {
+  it('an engine without companionUrl fails the transfer before any request', async () => {
+    const t = setup();
+    const { companionUrl: _, ...ctx } = t.ctx;
+    await expect(t.uploader.upload(remoteFile(), ctx)).rejects.toMatchObject({
+      message: 'Connection with Companion failed',
+      retryable: false,
+    });
+    expect(t.fetchMock).not.toHaveBeenCalled();
+  });
+
+  it('cancel of an idle transfer sends cancel on the socket of the engine companion', async () => {
+    const t = setup();
+    const cancelled = t.uploader.cancel(remoteFile({ serverToken: 'tok9' }), { companionUrl: 'https://c.test/base/' });
+    expect(t.sockets[0]?.url).toBe('wss://c.test/base/api/tok9');
+    t.sockets[0]?.open();
+    await cancelled;
+    expect(t.sockets[0]?.sent).toEqual([{ action: 'cancel', payload: {} }]);
+    expect(t.sockets[0]?.closed).toBe(true);
   });
 });
 

@@ -7,7 +7,13 @@
  */
 
 import type { FerryFile } from '../types.ts';
-import { type UploadContext, type Uploader, UploaderError, type UploadResult } from '../uploader.ts';
+import {
+  type CancelContext,
+  type UploadContext,
+  type Uploader,
+  UploaderError,
+  type UploadResult,
+} from '../uploader.ts';
 
 /** What `POST /url/meta` answers. */
 export interface UrlMeta {
@@ -16,7 +22,7 @@ export interface UrlMeta {
   size: number | null;
 }
 
-type FetchLike = typeof fetch;
+export type FetchLike = typeof fetch;
 
 /** The minimal WebSocket surface used (injectable for tests). */
 export interface SocketLike {
@@ -33,6 +39,17 @@ export type SocketFactory = (url: string) => SocketLike;
 
 function base(companionUrl: string): string {
   return companionUrl.replace(/\/+$/, '');
+}
+
+/** The engine's companion (`FerryOptions.companionUrl`), without trailing slashes. */
+function companionOf(context: { companionUrl?: string }): string {
+  if (context.companionUrl === undefined) {
+    throw new UploaderError('Connection with Companion failed', {
+      retryable: false,
+      details: 'No companionUrl is set',
+    });
+  }
+  return base(context.companionUrl);
 }
 
 /** Asks the companion at `companionUrl` for the name, type and size of `url`. */
@@ -96,15 +113,16 @@ export class RemoteUploader implements Uploader {
     const remote = file.remote;
     if (!remote) throw new UploaderError('Connection with Companion failed', { retryable: false });
     const resuming = file.serverToken !== undefined;
-    const token = file.serverToken ?? (await this.#start(file, ctx));
+    const companion = companionOf(ctx);
+    const token = file.serverToken ?? (await this.#start(file, companion, ctx));
     if (!resuming) ctx.patchFile({ serverToken: token });
-    return this.#follow(base(remote.companionUrl), token, resuming, ctx);
+    return this.#follow(companion, token, resuming, ctx);
   }
 
   /** Cancels the server-side transfer of a file that is not running (removed while paused). */
-  async cancel(file: FerryFile): Promise<void> {
+  async cancel(file: FerryFile, context: CancelContext): Promise<void> {
     if (!file.remote || file.serverToken === undefined) return;
-    const socket = this.#open(base(file.remote.companionUrl), file.serverToken);
+    const socket = this.#open(companionOf(context), file.serverToken);
     await new Promise<void>((resolve) => {
       socket.onopen = () => {
         socket.send(JSON.stringify({ action: 'cancel', payload: {} }));
@@ -115,7 +133,7 @@ export class RemoteUploader implements Uploader {
     });
   }
 
-  async #start(file: FerryFile, ctx: UploadContext): Promise<string> {
+  async #start(file: FerryFile, companion: string, ctx: UploadContext): Promise<string> {
     const remote = file.remote;
     if (!remote) throw new UploaderError('Connection with Companion failed', { retryable: false });
     const o = this.#options;
@@ -137,7 +155,7 @@ export class RemoteUploader implements Uploader {
       : '/url/get';
     let res: Response;
     try {
-      res = await (o.fetch ?? fetch)(`${base(remote.companionUrl)}${path}`, {
+      res = await (o.fetch ?? fetch)(`${companion}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify(body),

@@ -9,8 +9,8 @@ import { DEFAULT_RETRY_DELAYS, withRetries } from '../retryer.ts';
 import type { FerryFile } from '../types.ts';
 import { type UploadContext, type Uploader, UploaderError, type UploadResult } from '../uploader.ts';
 import { type CreatedUpload, pickMeta, retryStatus, S3Signer, type S3SignerOptions } from './s3-signer.ts';
-import { sendXhr } from './s3-xhr.ts';
 import { readS3Xml } from './s3-xml.ts';
+import { sendXhr } from './send-xhr.ts';
 
 /** S3's smallest part (except the last): 5 MiB. */
 export const MIN_PART_SIZE = 5 * 1024 * 1024;

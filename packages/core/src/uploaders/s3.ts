@@ -8,8 +8,8 @@ import { DEFAULT_RETRY_DELAYS, withRetries } from '../retryer.ts';
 import type { FerryFile } from '../types.ts';
 import { type UploadContext, type Uploader, UploaderError, type UploadResult } from '../uploader.ts';
 import { pickMeta, retryStatus, S3Signer, type S3SignerOptions } from './s3-signer.ts';
-import { sendXhr } from './s3-xhr.ts';
 import { readS3Xml } from './s3-xml.ts';
+import { sendXhr } from './send-xhr.ts';
 
 export interface S3Options extends S3SignerOptions {
   /** Ask the companion for a presigned PUT or POST (the companion's default, POST, when unset). */

@@ -13,6 +13,7 @@ import {
   UploaderError,
   type UploadResult,
 } from '../uploader.ts';
+import { sendXhr } from './send-xhr.ts';
 
 export interface XhrOptions {
   /** Where to send the file; a function gets the file (or the first file of a bundle). */
@@ -110,46 +111,31 @@ export class XhrUploader implements Uploader {
     }
   }
 
-  #send(
+  async #send(
     file: FerryFile,
     body: Blob | FormData,
     contentType: string | undefined,
     context: Pick<UploadContext, 'signal' | 'onProgress' | 'i18n'>,
   ): Promise<Response> {
-    const endpoint =
-      typeof this.#options.endpoint === 'function' ? this.#options.endpoint(file) : this.#options.endpoint;
-    const headers = typeof this.#options.headers === 'function' ? this.#options.headers(file) : this.#options.headers;
-    return new Promise((resolve, reject) => {
-      const xhr = new XMLHttpRequest();
-      const onAbort = () => xhr.abort();
-      xhr.open(this.#options.method ?? 'POST', endpoint, true);
-      xhr.withCredentials = this.#options.withCredentials ?? false;
-      if (contentType) xhr.setRequestHeader('Content-Type', contentType);
-      for (const [k, v] of Object.entries(headers ?? {})) xhr.setRequestHeader(k, v);
-      xhr.upload.onprogress = (e) => context.onProgress(e.loaded, e.lengthComputable ? e.total : null);
-      xhr.onload = () => {
-        context.signal.removeEventListener('abort', onAbort);
-        const parsed = parse(xhr.responseText);
-        if (xhr.status >= 200 && xhr.status < 300) {
-          resolve({ status: xhr.status, body: parsed, url: xhr.responseURL || endpoint });
-          return;
-        }
-        const serverMessage = (parsed as { message?: unknown } | null)?.message;
-        reject(
-          new UploaderError(typeof serverMessage === 'string' ? serverMessage : context.i18n('uploadError'), {
-            status: xhr.status,
-            retryable: isRetryableStatus(xhr.status),
-            details: typeof serverMessage === 'string' ? undefined : xhr.responseText.slice(0, 200) || undefined,
-          }),
-        );
-      };
-      xhr.onerror = () => {
-        context.signal.removeEventListener('abort', onAbort);
-        reject(new UploaderError(context.i18n('uploadError'), { details: 'network error' }));
-      };
-      xhr.onabort = () => reject(new UploaderError('aborted', { retryable: true }));
-      context.signal.addEventListener('abort', onAbort, { once: true });
-      xhr.send(body);
+    const o = this.#options;
+    const headers = typeof o.headers === 'function' ? o.headers(file) : o.headers;
+    const answer = await sendXhr({
+      method: o.method ?? 'POST',
+      url: typeof o.endpoint === 'function' ? o.endpoint(file) : o.endpoint,
+      body,
+      headers: { ...(contentType ? { 'Content-Type': contentType } : {}), ...headers },
+      withCredentials: o.withCredentials,
+      signal: context.signal,
+      onProgress: context.onProgress,
+      networkError: context.i18n('uploadError'),
+    });
+    const parsed = parse(answer.body);
+    if (answer.status >= 200 && answer.status < 300) return { status: answer.status, body: parsed, url: answer.url };
+    const serverMessage = (parsed as { message?: unknown } | null)?.message;
+    throw new UploaderError(typeof serverMessage === 'string' ? serverMessage : context.i18n('uploadError'), {
+      status: answer.status,
+      retryable: isRetryableStatus(answer.status),
+      details: typeof serverMessage === 'string' ? undefined : answer.body.slice(0, 200) || undefined,
     });
   }
 }

@@ -53,7 +53,7 @@ test('pasted files are added; a pasted non-URL text is ignored', () => {
   expect(ferry.getFiles()).toHaveLength(1);
 });
 
-test('a bad link shows the incorrect-URL toast for 4 s and adds nothing', () => {
+test('a bad link shows the incorrect-URL toast for 4 s and adds nothing', async () => {
   vi.useFakeTimers();
   const ferry = new Ferry({ uploader: new ManualUploader() });
   render(
@@ -64,7 +64,8 @@ test('a bad link shows the incorrect-URL toast for 4 s and adds nothing', () => 
   fireEvent.click(screen.getByRole('button', { name: 'Link' }));
   const input = screen.getByRole('textbox', { name: 'File URL' });
   fireEvent.change(input, { target: { value: 'ftp://example.com/file.bin' } });
-  act(() => {
+  // The import is asynchronous (core's importLink): its answer comes after the click's microtasks.
+  await act(async () => {
     fireEvent.click(screen.getByRole('button', { name: 'Import' }));
   });
   const toast = screen.getByRole('alert');

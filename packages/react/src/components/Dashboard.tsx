@@ -7,7 +7,7 @@ import { useFerry, useFerryState } from '../context.tsx';
 import { describe } from '../dom/entries.ts';
 import { useI18n } from '../i18n.ts';
 import { Camera, type CameraProps } from '../panels/Camera.tsx';
-import { importLink, LinkImport } from '../panels/LinkImport.tsx';
+import { importLinkWithToast, LinkImport } from '../panels/LinkImport.tsx';
 import { AddFiles, type SourceButton, SourceButtons } from './AddFiles.tsx';
 import { DropZone } from './DropZone.tsx';
 import { FileCard, type MetaField } from './FileCard.tsx';
@@ -28,8 +28,11 @@ export interface DashboardProps extends ModalOptions {
   width?: number | string;
   height?: number | string;
   theme?: Theme;
-  /** Enables the link-import panel, talking to this companion. */
-  link?: { companionUrl: string } | false;
+  /**
+   * Enables the link-import panel, talking to the engine's companion (`new Ferry({ companionUrl })`).
+   * The `{ companionUrl }` form is deprecated: it overrides the engine's, as before.
+   */
+  link?: boolean | { companionUrl?: string };
   /** Enables the camera panel. */
   camera?: CameraProps | boolean;
   /** Offer "browse folders" beside "browse files" (default true). */
@@ -66,6 +69,7 @@ export function Dashboard(props: DashboardProps) {
 
 function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-theme': Theme; label: string }) {
   const { link, camera, folders = true, metaFields, panels = [] } = props;
+  const companionUrl = typeof link === 'object' ? link.companionUrl : undefined;
   const ferry = useFerry();
   const t = useI18n();
   const [view, setViewState] = useState<View>({ kind: 'main' });
@@ -122,7 +126,7 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
     const text = data.getData('text/plain').trim();
     if (link && /^(https?:\/\/|www\.)\S+$/i.test(text)) {
       event.preventDefault();
-      void importLink(ferry, t, link.companionUrl, text);
+      void importLinkWithToast(ferry, t, text, companionUrl);
     }
   };
 
@@ -143,7 +147,7 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
   } else if (view.kind === 'panel' && view.id === 'link' && link) {
     panel = (
       <Panel name="link" title={t('link')} onBack={main}>
-        <LinkImport companionUrl={link.companionUrl} onImported={main} />
+        <LinkImport companionUrl={companionUrl} onImported={main} />
       </Panel>
     );
   } else if (view.kind === 'panel' && view.id === 'camera' && camera) {

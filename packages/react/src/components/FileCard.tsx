@@ -1,7 +1,7 @@
 /** Edits one file's meta fields (name by default), and shows an error's detail. */
+import { formatSize } from '@ferry/core';
 import { type FormEvent, useId } from 'react';
 import { useFerry, useFerryState } from '../context.tsx';
-import { formatBytes } from '../format.ts';
 import { useI18n } from '../i18n.ts';
 import { Thumbnail } from './Thumbnail.tsx';
 
@@ -37,7 +37,7 @@ export function FileCard({ id, metaFields, onDone }: FileCardProps) {
       <div className="ferry-card-preview">
         <Thumbnail id={id} />
         <span>
-          {file.name} · {formatBytes(file.size)}
+          {file.name} · {formatSize(file.size)}
         </span>
       </div>
       {file.error && (

@@ -1,8 +1,7 @@
 /** One file: thumbnail, name, size, state, progress, and its actions (pause, retry, edit, remove). */
-import type { FerryFile } from '@ferry/core';
+import { type FerryFile, formatSize } from '@ferry/core';
 import { memo } from 'react';
 import { useFerry, useFerryState } from '../context.tsx';
-import { formatBytes } from '../format.ts';
 import { useI18n } from '../i18n.ts';
 import { icons } from './icons.tsx';
 import { Thumbnail } from './Thumbnail.tsx';
@@ -49,7 +48,7 @@ export const FileRow = memo(function FileRow({ id, onEdit, style, index, setSize
           {file.name}
         </span>
         <span className="ferry-file-meta">
-          {formatBytes(file.size)}
+          {formatSize(file.size)}
           {folder && <span className="ferry-file-path"> · {folder}</span>}
           {' · '}
           <span className="ferry-file-state" title={file.error?.details ?? file.error?.message}>

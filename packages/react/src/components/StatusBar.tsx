@@ -2,10 +2,9 @@
  * Total progress, bytes of total, smoothed speed and time left, and the action that fits the
  * overall state: waiting, preprocessing, uploading, paused, postprocessing, complete or error.
  */
-import type { FerryState } from '@ferry/core';
+import { type FerryState, formatSize } from '@ferry/core';
 import { useEffect, useRef, useState } from 'react';
 import { useFerry, useFerryState } from '../context.tsx';
-import { formatBytes } from '../format.ts';
 import { useI18n } from '../i18n.ts';
 import { createSpeedEstimator, formatDuration } from '../speed.ts';
 
@@ -119,11 +118,11 @@ export function StatusBar({ onDone }: StatusBarProps) {
         </span>
         {showDetails && (
           <span className="ferry-status-details">
-            {t('dataUploadedOfTotal', { complete: formatBytes(uploaded), total: formatBytes(bytesTotal) })}
+            {t('dataUploadedOfTotal', { complete: formatSize(uploaded), total: formatSize(bytesTotal) })}
             {state === 'uploading' && speed.speed() > 0 && (
               <>
                 {' · '}
-                {t('uploadSpeed', { speed: formatBytes(Math.round(speed.speed())) })}
+                {t('uploadSpeed', { speed: formatSize(Math.round(speed.speed())) })}
                 {eta !== null && ` · ${t('xTimeLeft', { time: formatDuration(eta) })}`}
               </>
             )}

@@ -1,12 +1,12 @@
 /** The link-import panel: a URL box and an Import button; the file is added as a remote file. */
-import { type Ferry, UploaderError, urlMeta } from '@ferry/core';
+import { type Ferry, importLink, type LinkErrorCode } from '@ferry/core';
 import { type FormEvent, useId, useRef, useState } from 'react';
 import { useFerry } from '../context.tsx';
 import { useI18n } from '../i18n.ts';
-import { linkDescriptor, normaliseUrl } from './link.ts';
 
 export interface LinkImportProps {
-  companionUrl: string;
+  /** @deprecated Set `companionUrl` on the engine (`new Ferry({ companionUrl })`); this overrides it. */
+  companionUrl?: string;
   /** Called with the new file's id after a successful import. */
   onImported?(id: string): void;
   /** A URL to import straight away (e.g. pasted into the Dashboard). */
@@ -14,33 +14,27 @@ export interface LinkImportProps {
 }
 
 /**
- * Imports `raw` through the companion (`POST /url/meta` via the core's client) and adds it as a
- * remote file; returns its id. Failures toast for 4 s: an error answer from the companion is
- * 'Failed to fetch the file', a call that fails altogether is 'Companion failed to fetch this URL'.
+ * The toast for each failure: the companion answering that it could not fetch the file is
+ * 'Failed to fetch the file', a call that fails altogether 'Companion failed to fetch this URL'.
  */
-export async function importLink(
+const messages: Record<LinkErrorCode, string> = {
+  'invalid-url': 'incorrectUrl',
+  'fetch-failed': 'failedToFetchFile',
+  'companion-error': 'failedToFetch',
+};
+
+/** Imports `raw` through the core's `importLink`; failures toast for 4 s. The new file's id, or null. */
+export async function importLinkWithToast(
   ferry: Ferry,
   t: (k: string) => string,
-  companionUrl: string,
   raw: string,
+  companionUrl?: string,
 ): Promise<string | null> {
-  const url = normaliseUrl(raw);
-  if (!url) {
-    ferry.info(t('incorrectUrl'), 'error', 4000);
-    return null;
-  }
-  try {
-    const meta = await urlMeta(companionUrl, url);
-    return ferry.addFile(linkDescriptor(companionUrl, url, meta));
-  } catch (error) {
-    const answered = error instanceof UploaderError && error.status !== undefined;
-    ferry.info(
-      { message: t(answered ? 'failedToFetchFile' : 'failedToFetch'), details: (error as Error).message },
-      'error',
-      4000,
-    );
-    return null;
-  }
+  const result = await importLink(ferry, raw, { companionUrl });
+  if (result.ok) return result.id;
+  const message = t(messages[result.code]);
+  ferry.info(result.details === undefined ? message : { message, details: result.details }, 'error', 4000);
+  return null;
 }
 
 export function LinkImport({ companionUrl, onImported, initialUrl = '' }: LinkImportProps) {
@@ -53,7 +47,7 @@ export function LinkImport({ companionUrl, onImported, initialUrl = '' }: LinkIm
     event.preventDefault();
     const value = input.current?.value ?? '';
     setBusy(true);
-    const fileId = await importLink(ferry, t, companionUrl, value);
+    const fileId = await importLinkWithToast(ferry, t, value, companionUrl);
     setBusy(false);
     if (fileId) {
       if (input.current) input.current.value = '';

@@ -1,14 +1,17 @@
 /**
- * One request straight to the bucket with XMLHttpRequest (fetch cannot report upload progress):
- * resolves with the status, body and the headers S3 uploads are read for (ETag, Location),
- * whatever the status; rejects only when no answer came (network error or abort).
+ * One request with XMLHttpRequest, the sender every XHR-based uploader (xhr, s3, s3-multipart)
+ * shares: fetch cannot report upload progress. Resolves with the status, body, final URL and the
+ * headers uploads are read for (ETag, Location), whatever the status; rejects only when no answer
+ * came (network error or abort). What a status means is the caller's business.
  */
 import { UploaderError } from '../uploader.ts';
 
 export interface XhrAnswer {
   status: number;
   body: string;
-  /** null when absent or hidden by the bucket's CORS (not in Access-Control-Expose-Headers). */
+  /** The URL that answered (after redirects), or the request's. */
+  url: string;
+  /** null when absent or hidden by CORS (not in Access-Control-Expose-Headers). */
   etag: string | null;
   location: string | null;
 }
@@ -18,8 +21,11 @@ export interface XhrRequest {
   url: string;
   body: Blob | FormData;
   headers?: Record<string, string>;
+  withCredentials?: boolean;
   signal: AbortSignal;
-  onProgress?: (loaded: number) => void;
+  onProgress?: (loaded: number, total: number | null) => void;
+  /** The message of the rejection when the request fails without an answer (default 'Non 2xx'). */
+  networkError?: string;
 }
 
 export function sendXhr(request: XhrRequest): Promise<XhrAnswer> {
@@ -32,20 +38,22 @@ export function sendXhr(request: XhrRequest): Promise<XhrAnswer> {
     const onAbort = () => xhr.abort();
     const done = () => request.signal.removeEventListener('abort', onAbort);
     xhr.open(request.method, request.url, true);
+    xhr.withCredentials = request.withCredentials ?? false;
     for (const [k, v] of Object.entries(request.headers ?? {})) xhr.setRequestHeader(k, v);
-    xhr.upload.onprogress = (e) => request.onProgress?.(e.loaded);
+    xhr.upload.onprogress = (e) => request.onProgress?.(e.loaded, e.lengthComputable ? e.total : null);
     xhr.onload = () => {
       done();
       resolve({
         status: xhr.status,
         body: xhr.responseText,
+        url: xhr.responseURL || request.url,
         etag: xhr.getResponseHeader('ETag'),
         location: xhr.getResponseHeader('Location'),
       });
     };
     xhr.onerror = () => {
       done();
-      reject(new UploaderError('Non 2xx', { details: 'network error', retryable: true }));
+      reject(new UploaderError(request.networkError ?? 'Non 2xx', { details: 'network error', retryable: true }));
     };
     xhr.onabort = () => {
       done();

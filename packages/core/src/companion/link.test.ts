@@ -1,10 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Ferry } from '@ferry/core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { ManualUploader } from '../test/manual-uploader.ts';
-import { importLink } from './LinkImport.tsx';
-import { linkDescriptor, normaliseUrl } from './link.ts';
+import { Ferry } from '../ferry.ts';
+import { importLink, linkDescriptor, normaliseUrl } from './link.ts';
 
 test.each([
   ['example.com/cat.jpg', 'http://example.com/cat.jpg'],
@@ -45,40 +43,56 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
 
-const t = (key: string) => key;
-const engine = () => new Ferry({ uploader: new ManualUploader() });
+const engine = (companionUrl?: string) => new Ferry({ companionUrl, online: { isOnline: () => true } });
 
 test('a bare address gets http:// and becomes a remote file that uploads through the companion', async () => {
-  const ferry = engine();
-  const id = await importLink(ferry, t, `${base}/`, 'origin.test/ok.bin');
-  expect(ferry.getFile(id ?? '')).toMatchObject({
+  const ferry = engine(`${base}/`);
+  const result = await ferry.importLink('origin.test/ok.bin');
+  expect(result).toEqual({ ok: true, id: ferry.getFiles()[0]?.id });
+  expect(ferry.getFiles()[0]).toMatchObject({
     isRemote: true,
     source: 'url',
     name: 'ok.bin',
     type: 'application/x-test',
     size: 42,
     data: null,
-    remote: { companionUrl: `${base}/`, url: 'http://origin.test/ok.bin', body: { url: 'http://origin.test/ok.bin' } },
+    remote: { url: 'http://origin.test/ok.bin', body: { url: 'http://origin.test/ok.bin' } },
   });
+  expect(ferry.getFiles()[0]?.remote).not.toHaveProperty('companionUrl');
+  ferry.destroy();
 });
 
-test('an error answer toasts failedToFetchFile, an unreachable companion failedToFetch, both for 4 s', async () => {
-  const ferry = engine();
-  expect(await importLink(ferry, t, base, 'http://origin.test/gone')).toBeNull();
-  expect(await importLink(ferry, t, 'http://127.0.0.1:9', 'http://origin.test/ok.bin')).toBeNull();
-  expect(await importLink(ferry, t, base, 'ftp://origin.test/x')).toBeNull();
-  expect(ferry.getState().info.map((i) => [i.message, i.duration])).toEqual([
-    ['failedToFetchFile', 4000],
-    ['failedToFetch', 4000],
-    ['incorrectUrl', 4000],
-  ]);
-  expect(ferry.getState().info[0]?.details).toBe('the source answered 404');
+test('failures come back as codes and add nothing: fetch-failed, companion-error, invalid-url', async () => {
+  const ferry = engine(base);
+  expect(await ferry.importLink('http://origin.test/gone')).toEqual({
+    ok: false,
+    code: 'fetch-failed',
+    details: 'the source answered 404',
+  });
+  expect(await importLink(ferry, 'http://origin.test/ok.bin', { companionUrl: 'http://127.0.0.1:9' })).toMatchObject({
+    ok: false,
+    code: 'companion-error',
+  });
+  expect(await ferry.importLink('ftp://origin.test/x')).toEqual({ ok: false, code: 'invalid-url' });
+  expect(await engine().importLink('http://origin.test/ok.bin')).toEqual({
+    ok: false,
+    code: 'companion-error',
+    details: 'No companionUrl is set',
+  });
   expect(ferry.getFiles()).toEqual([]);
+  expect(ferry.getState().info).toEqual([]);
+  ferry.destroy();
+});
+
+test('an override companion wins over the engine one', async () => {
+  const ferry = engine('http://127.0.0.1:9');
+  expect(await importLink(ferry, 'http://origin.test/ok.bin', { companionUrl: base })).toMatchObject({ ok: true });
+  expect(ferry.getFiles().map((f) => f.name)).toEqual(['ok.bin']);
   ferry.destroy();
 });
 
 test('a missing name falls back to the last path segment', () => {
-  expect(linkDescriptor(base, 'http://o.test/dir/my%20file.pdf', { size: null })).toMatchObject({
+  expect(linkDescriptor('http://o.test/dir/my%20file.pdf', { size: null })).toMatchObject({
     name: 'my file.pdf',
     type: 'application/octet-stream',
     size: null,
