@@ -3,7 +3,8 @@
  * {@link useFerryState}; none holds upload state of its own.
  *
  * Layout: `context.tsx` (provider and hooks), `i18n.ts` (strings via `ferry.i18n`),
- * `dom/` (framework-free drop and folder reading), `hooks/` (useDropzone, useVirtualList),
+ * `dom/` (framework-free drop, folder reading and camera), `hooks/` (useDropzone, useCamera,
+ * useVirtualList),
  * `thumbnails/` (off-main-thread previews), `components/` (Dashboard and its parts),
  * `panels/` (link import, camera), `speed.ts` (smoothed speed and ETA).
  */
@@ -19,13 +20,21 @@ export { Modal, type ModalOptions } from './components/Modal.tsx';
 export { overallState, StatusBar } from './components/StatusBar.tsx';
 export { Thumbnail } from './components/Thumbnail.tsx';
 export { FerryProvider, useFerry, useFerryState } from './context.tsx';
+export {
+  type Camera as CameraSession,
+  type CameraMode,
+  type CameraOptions,
+  type CameraState,
+  createCamera,
+  extensionFor,
+} from './dom/camera.ts';
 export { createDropzone, type Dropzone, type DropzoneOptions } from './dom/dropzone.ts';
 export { filesFromDataTransfer } from './dom/entries.ts';
+export { type UseCamera, type UseCameraOptions, useCamera } from './hooks/useCamera.ts';
 export { useDropzone } from './hooks/useDropzone.ts';
 export { useVirtualList, visibleRange } from './hooks/useVirtualList.ts';
 export { dashboardStrings, useI18n } from './i18n.ts';
 export { Camera, type CameraProps } from './panels/Camera.tsx';
-export { type CameraMode, extensionFor } from './panels/camera.ts';
 export { LinkImport, type LinkImportProps } from './panels/LinkImport.tsx';
 export { createSpeedEstimator } from './speed.ts';
 export { ThumbnailGenerator, thumbnailsFor } from './thumbnails/generator.ts';

@@ -1,0 +1,222 @@
+/**
+ * The camera without React: the media stream (getUserMedia), the snapshot with its countdown and
+ * 'Smile!', and MediaRecorder recordings that stop before exceeding maxFileSize. A session reports
+ * its state through `onChange` and hands captured files to `onCapture`; `useCamera` binds it to
+ * React the way `useDropzone` binds `createDropzone`. Also the pure helpers: constraints per
+ * mode, file names, recording extensions.
+ */
+import type { InfoType } from '@ferry/core';
+
+export type CameraMode = 'video-audio' | 'video-only' | 'audio-only' | 'picture';
+export const CAMERA_MODES: CameraMode[] = ['video-audio', 'video-only', 'audio-only', 'picture'];
+
+export function constraints(mode: CameraMode, facingMode = 'user'): MediaStreamConstraints {
+  return {
+    video: mode === 'audio-only' ? false : { facingMode },
+    audio: mode === 'video-audio' || mode === 'audio-only',
+  };
+}
+
+/** The file extension for a recorded MIME type, or null when it is not one the spec names. */
+export function extensionFor(mimeType: string): string | null {
+  const [type = ''] = mimeType.toLowerCase().split(';');
+  const table: Record<string, string> = {
+    'video/ogg': 'ogv',
+    'audio/ogg': 'ogg',
+    'video/webm': 'webm',
+    'audio/webm': 'webm',
+    'video/x-matroska': 'mkv',
+    'video/matroska': 'mkv',
+    'video/mp4': 'mp4',
+    'audio/mp4': 'mp4',
+    'audio/mpeg': 'mp3',
+    'audio/mp3': 'mp3',
+  };
+  return table[type.trim()] ?? null;
+}
+
+/** The MIME type to ask MediaRecorder for, in order of preference, or '' for its default. */
+export function recorderType(mode: CameraMode, isSupported: (type: string) => boolean): string {
+  const video = ['video/webm;codecs=vp9,opus', 'video/webm', 'video/mp4'];
+  const audio = ['audio/webm', 'audio/ogg', 'audio/mp4'];
+  return (mode === 'audio-only' ? audio : video).find((t) => isSupported(t)) ?? '';
+}
+
+export const snapshotName = (now: number) => `cam-${now}.jpg`;
+export const recordingName = (now: number, ext: string) => `webcam-${now}.${ext}`;
+
+/** Whether the next chunk, if as large as the last one, would take the recording past the limit. */
+export function wouldExceed(total: number, lastChunk: number, maxFileSize: number | null | undefined): boolean {
+  return typeof maxFileSize === 'number' && maxFileSize > 0 && total + lastChunk > maxFileSize;
+}
+
+export type CameraStatus = 'prompt' | 'ready' | 'unsupported' | 'denied';
+
+export interface CameraState {
+  status: CameraStatus;
+  recording: boolean;
+  /** The countdown or 'Smile!' shown over the view, null when none. */
+  overlay: string | null;
+}
+
+export interface CameraOptions {
+  mode: CameraMode;
+  facingMode?: string;
+  /** Seconds to count down before a snapshot; false for none. */
+  countdown?: number | false;
+  /** Recording stops before it would exceed this many bytes. */
+  maxFileSize?: number | null;
+  i18n(key: string, vars?: Record<string, string | number>): string;
+  /** Shows a message (the engine's informer). */
+  info(message: string | { message: string; details?: string }, type: InfoType, duration: number): void;
+  onChange(state: CameraState): void;
+  /** The live stream to show, once granted. */
+  onStream(stream: MediaStream): void;
+  onCapture(file: File): void;
+}
+
+/** What may change while a session runs (read when used, not when the session opened). */
+export type LiveCameraOptions = Pick<CameraOptions, 'countdown' | 'maxFileSize' | 'onCapture'>;
+
+export interface Camera {
+  /** Snapshots the frame `video` shows (after the countdown, if any) as a JPEG. */
+  takePicture(video: HTMLVideoElement | null): void;
+  /** Starts a recording, or stops the one running (which then becomes a file). */
+  toggleRecording(): void;
+  /** Stops the recording, the timers and the camera; a stream granted later is stopped at once. */
+  stop(): void;
+  setOptions(options: LiveCameraOptions): void;
+}
+
+const SMILE_MS = 1500;
+
+function stopTracks(stream: MediaStream): void {
+  for (const track of stream.getTracks()) track.stop();
+}
+
+/** Opens the camera for `options.mode` and returns the session. */
+export function createCamera(initial: CameraOptions): Camera {
+  let options = initial;
+  const { i18n: t, info } = initial;
+  let state: CameraState = { status: 'prompt', recording: false, overlay: null };
+  let stream: MediaStream | null = null;
+  let recorder: MediaRecorder | null = null;
+  let stopped = false;
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  const set = (patch: Partial<CameraState>) => {
+    state = { ...state, ...patch };
+    if (!stopped) options.onChange(state);
+  };
+  const later = (fn: () => void, ms: number) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      fn();
+    }, ms);
+    timers.add(timer);
+  };
+  const capture = (blob: Blob, name: string) => options.onCapture(new File([blob], name, { type: blob.type }));
+
+  if (typeof navigator === 'undefined' || !navigator.mediaDevices?.getUserMedia) {
+    set({ status: 'unsupported' });
+  } else {
+    options.onChange(state);
+    navigator.mediaDevices.getUserMedia(constraints(options.mode, options.facingMode)).then(
+      (granted) => {
+        // React's StrictMode mounts twice: a stream that arrives after stop() is stopped at once.
+        if (stopped) return stopTracks(granted);
+        stream = granted;
+        options.onStream(granted);
+        set({ status: 'ready' });
+      },
+      (error: Error) => {
+        if (stopped) return;
+        set({ status: 'denied' });
+        info({ message: t('allowAccessTitle'), details: error.message }, 'error', 5000);
+      },
+    );
+  }
+
+  const snapshot = (video: HTMLVideoElement | null) => {
+    try {
+      if (!video?.videoWidth) throw new Error('the camera is not ready');
+      const canvas = document.createElement('canvas');
+      canvas.width = video.videoWidth;
+      canvas.height = video.videoHeight;
+      const ctx = canvas.getContext('2d');
+      if (!ctx) throw new Error('no 2d context');
+      ctx.drawImage(video, 0, 0);
+      canvas.toBlob(
+        (blob) => {
+          if (blob) capture(blob, snapshotName(Date.now()));
+          else info(t('cannotReadImage'), 'error', 5000);
+        },
+        'image/jpeg',
+        0.92,
+      );
+    } catch (error) {
+      info((error as Error).message, 'error', 5000);
+    }
+  };
+
+  return {
+    takePicture(video) {
+      const { countdown = false } = options;
+      if (countdown === false || countdown <= 0) return snapshot(video);
+      let left = countdown;
+      const tick = () => {
+        if (left > 0) {
+          set({ overlay: t('countdown', { seconds: left }) });
+          left -= 1;
+          later(tick, 1000);
+          return;
+        }
+        set({ overlay: t('smile') });
+        info(t('smile'), 'success', SMILE_MS);
+        later(() => {
+          set({ overlay: null });
+          snapshot(video);
+        }, SMILE_MS);
+      };
+      tick();
+    },
+
+    toggleRecording() {
+      if (recorder && recorder.state !== 'inactive') return recorder.stop();
+      if (!stream || typeof MediaRecorder !== 'function') return info(t('recordingUnsupported'), 'error', 5000);
+      const type = recorderType(options.mode, (m) => MediaRecorder.isTypeSupported(m));
+      const rec = new MediaRecorder(stream, type ? { mimeType: type } : undefined);
+      const chunks: Blob[] = [];
+      let total = 0;
+      rec.ondataavailable = (e) => {
+        if (e.data.size === 0) return;
+        chunks.push(e.data);
+        total += e.data.size;
+        if (rec.state === 'recording' && wouldExceed(total, e.data.size, options.maxFileSize)) rec.stop();
+      };
+      rec.onstop = () => {
+        set({ recording: false });
+        recorder = null;
+        const mime = rec.mimeType || chunks[0]?.type || '';
+        const ext = extensionFor(mime);
+        if (!ext || chunks.length === 0) return info(t('recordingUnsupported'), 'error', 5000);
+        capture(new Blob(chunks, { type: mime.split(';')[0] }), recordingName(Date.now(), ext));
+      };
+      recorder = rec;
+      rec.start(500);
+      set({ recording: true });
+    },
+
+    stop() {
+      if (recorder && recorder.state !== 'inactive') recorder.stop();
+      stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      if (stream) stopTracks(stream);
+      stream = null;
+    },
+
+    setOptions(next) {
+      options = { ...options, ...next };
+    },
+  };
+}
