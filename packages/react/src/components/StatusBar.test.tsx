@@ -1,12 +1,19 @@
 // @vitest-environment jsdom
 import { Ferry } from '@ferry/core';
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
-import { afterEach, expect, test } from 'vitest';
+import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { FerryProvider } from '../context.tsx';
 import { ManualUploader } from '../test/manual-uploader.ts';
 import { overallState, StatusBar } from './StatusBar.tsx';
 
-afterEach(cleanup);
+// Fake timers: the engine's microtasks and zero-delay timers run when the test advances the clock.
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  cleanup();
+  vi.useRealTimers();
+});
 
 const zero = { waiting: 0, preprocessing: 0, uploading: 0, postprocessing: 0, paused: 0, complete: 0, error: 0 };
 
@@ -42,16 +49,15 @@ test('walks waiting → uploading → complete with the matching actions', async
     fireEvent.click(screen.getByRole('button', { name: 'Upload 2 files' }));
     await Promise.resolve();
   });
-  await act(async () => {
-    for (let i = 0; i < 5 && uploader.pending.length < 2; i += 1) await new Promise((ok) => setTimeout(ok, 0));
-  });
+  await act(() => vi.advanceTimersByTimeAsync(0));
+  expect(uploader.pending).toHaveLength(2);
   expect(screen.getByTestId('ferry-status').textContent).toMatch(/^Uploading: \d+%$/);
   expect(screen.getByRole('button', { name: 'Pause all' })).toBeTruthy();
   expect(screen.getByRole('button', { name: 'Cancel' })).toBeTruthy();
 
   await act(async () => {
     for (const p of uploader.pending) p.succeed();
-    for (let i = 0; i < 5; i += 1) await new Promise((ok) => setTimeout(ok, 0));
+    await vi.advanceTimersByTimeAsync(0);
   });
   expect(screen.getByTestId('ferry-status').textContent).toBe('Complete');
   expect(screen.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('100');
@@ -72,11 +78,12 @@ test('a failed upload shows the error state with Retry all', async () => {
   });
   await act(async () => {
     void ferry.upload();
-    for (let i = 0; i < 5 && uploader.pending.length < 1; i += 1) await new Promise((ok) => setTimeout(ok, 0));
+    await vi.advanceTimersByTimeAsync(0);
   });
+  expect(uploader.pending).toHaveLength(1);
   await act(async () => {
     uploader.pending[0]?.fail('refused', 403);
-    for (let i = 0; i < 5; i += 1) await new Promise((ok) => setTimeout(ok, 0));
+    await vi.advanceTimersByTimeAsync(0);
   });
   expect(screen.getByTestId('ferry-status').textContent).toBe('1 file failed to upload');
   expect(screen.getByRole('button', { name: 'Retry all' })).toBeTruthy();
