@@ -101,8 +101,8 @@ describe('tus', () => {
     }, size);
     expect(paused.state).toBe('paused');
     expect(paused.isPaused).toBe(true);
-    // Let the aborted request settle on the server, then read where it stands.
-    await new Promise((ok) => setTimeout(ok, 500));
+    // No wait for the aborted PATCH: this HEAD takes the upload's lock, which ends the PATCH still
+    // in flight on the server, and answers the offset it stored.
     const offset = await tusOffset(paused.url);
     expect(offset).toBeGreaterThan(0);
     expect(offset).toBeLessThan(size);
@@ -260,7 +260,7 @@ describe('tus bookkeeping', () => {
       return engine.getFile(id)?.tus?.uploadUrl ?? '';
     }, size);
     await first.close();
-    await new Promise((ok) => setTimeout(ok, 500));
+    // The HEAD takes the upload's lock, ending any PATCH still in flight, then answers its offset.
     const offset = await tusOffset(url);
     expect(offset).toBeGreaterThan(0);
 

@@ -4,7 +4,7 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { axeViolations, screenshot, sha256, statusText, storedWithMeta } from './dashboard-support.ts';
+import { axeViolations, screenshot, sha256, statusText, storedWithMeta } from './support/dashboard.ts';
 import { type Browser, launchBrowser } from './support/browser.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 

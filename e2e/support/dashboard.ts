@@ -3,7 +3,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { repoRoot, sha256, storedTusUploads } from './support/ferry.ts';
+import { repoRoot, sha256, storedTusUploads } from './ferry.ts';
 
 export interface StoredWithMeta {
   filename: string | undefined;
