@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type { CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { axeViolations, screenshot, statusText } from './support/dashboard.ts';
 import { type Browser, launchBrowser } from './support/browser.ts';
+import { axeViolations, screenshot, statusText } from './support/dashboard.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
 let ferry: RunningFerry;

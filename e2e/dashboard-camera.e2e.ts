@@ -4,8 +4,8 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { axeViolations, screenshot, sha256, statusText, storedWithMeta } from './support/dashboard.ts';
 import { type Browser, launchBrowser } from './support/browser.ts';
+import { axeViolations, screenshot, sha256, statusText, storedWithMeta } from './support/dashboard.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
 let ferry: RunningFerry;

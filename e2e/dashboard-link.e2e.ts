@@ -8,8 +8,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import { axeViolations, screenshot, sha256, statusText, storedWithMeta } from './support/dashboard.ts';
 import { type Browser, launchBrowser } from './support/browser.ts';
+import { axeViolations, screenshot, sha256, statusText, storedWithMeta } from './support/dashboard.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
 const report = randomBytes(300 * 1024);

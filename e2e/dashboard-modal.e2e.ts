@@ -5,8 +5,8 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { screenshot } from './support/dashboard.ts';
 import { type Browser, launchBrowser } from './support/browser.ts';
+import { screenshot } from './support/dashboard.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
 let ferry: RunningFerry;

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import { sha256, statusText, storedWithMeta } from './support/dashboard.ts';
 import { type Browser, launchBrowser } from './support/browser.ts';
+import { sha256, statusText, storedWithMeta } from './support/dashboard.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
 let ferry: RunningFerry;

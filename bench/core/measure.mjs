@@ -2,15 +2,10 @@
 // new count, for Ferry's demo page and the Uppy peer. Each N runs in a fresh tab. Prints one JSON
 // line per run. The files are generated before the clock starts; the clock stops after the
 // frame that shows the count (one more requestAnimationFrame, so its paint is included).
-import { createReadStream, existsSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
-import { extname, join, resolve } from 'node:path';
-import { chromium } from 'playwright-core';
+import { join } from 'node:path';
+import { resultsDir, startPageDriver } from '../support/page.ts';
 
-const here = import.meta.dirname;
-const results = resolve(here, '../results/core');
+const results = resultsDir('measure.mjs RESULTS_DIR (bench/core/run.sh builds the pages and runs this)');
 const list = (v, d) => (v ?? d).split(',').map(Number);
 const plan = {
   ferry: list(process.env.BENCH_FERRY_COUNTS, '1000,10000,100000'),
@@ -18,17 +13,6 @@ const plan = {
   uppy: list(process.env.BENCH_UPPY_COUNTS, '1000,2000,10000'),
 };
 const timeoutMs = Number(process.env.BENCH_TIMEOUT_MS ?? 120_000);
-const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml' };
-
-function serve(dir) {
-  const server = createServer((req, res) => {
-    const path = join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname));
-    const file = existsSync(path) && statSync(path).isFile() ? path : join(dir, 'index.html');
-    res.setHeader('content-type', types[extname(file)] ?? 'application/octet-stream');
-    createReadStream(file).pipe(res);
-  });
-  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok(server)));
-}
 
 // How each page adds files, and where its Dashboard shows how many there are.
 const pages = {
@@ -36,19 +20,11 @@ const pages = {
   uppy: { global: 'uppy', shown: '.uppy-DashboardContent-title, .uppy-StatusBar-actionBtn--upload' },
 };
 
-const userDataDir = await mkdtemp(join(tmpdir(), 'ferry-bench-core-'));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-});
+const driver = await startPageDriver();
 try {
   for (const [name, page] of Object.entries(pages)) {
-    const server = await serve(join(results, name));
     for (const count of plan[name]) {
-      const tab = await context.newPage();
-      await tab.goto(`http://127.0.0.1:${server.address().port}/`);
-      await tab.waitForFunction(`!!window.${page.global}`);
+      const { tab, close } = await driver.open(join(results, name), `!!window.${page.global}`);
       const run = tab.evaluate(
         async ({ count, global, shown, timeoutMs }) => {
           const files = Array.from({ length: count }, (_, i) => ({
@@ -85,11 +61,9 @@ try {
           stored: r.stored ?? null,
         }),
       );
-      await tab.close();
+      await close();
     }
-    server.close();
   }
 } finally {
-  await context.close();
-  await rm(userDataDir, { recursive: true, force: true });
+  await driver.close();
 }

@@ -1,26 +1,10 @@
 // Times adding 10,000 files through the full Dashboard of each built page in headless Chromium:
 // from the addFiles call until the Dashboard shows the 10,000 files. Prints JSON lines.
-import { createReadStream, existsSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
-import { extname, join, resolve } from 'node:path';
-import { chromium } from 'playwright-core';
+import { join } from 'node:path';
+import { resultsDir, startPageDriver } from '../support/page.ts';
 
-const here = import.meta.dirname;
-const results = resolve(here, '../results/dashboard');
+const results = resultsDir('measure.mjs RESULTS_DIR (bench/dashboard/run.sh builds the pages and runs this)');
 const count = Number(process.env.BENCH_FILES ?? 10_000);
-const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml' };
-
-function serve(dir) {
-  const server = createServer((req, res) => {
-    const path = join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname));
-    const file = existsSync(path) && statSync(path).isFile() ? path : join(dir, 'index.html');
-    res.setHeader('content-type', types[extname(file)] ?? 'application/octet-stream');
-    createReadStream(file).pipe(res);
-  });
-  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok(server)));
-}
 
 // What "the Dashboard shows them" means on each page.
 const pages = {
@@ -36,18 +20,11 @@ const pages = {
   },
 };
 
-const userDataDir = await mkdtemp(join(tmpdir(), 'ferry-bench-chromium-'));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-});
+const driver = await startPageDriver();
 try {
   for (const [name, page] of Object.entries(pages)) {
-    const server = await serve(join(results, `${name}-full`));
-    const tab = await context.newPage();
-    await tab.goto(`http://127.0.0.1:${server.address().port}/`);
-    await tab.waitForFunction(name === 'ferry' ? '!!window.ferry' : '!!window.uppy');
+    const ready = name === 'ferry' ? '!!window.ferry' : '!!window.uppy';
+    const { tab, close } = await driver.open(join(results, `${name}-full`), ready);
     const ms = await tab.evaluate(
       async ({ count, add, shown }) => {
         const files = Array.from({ length: count }, (_, i) => ({
@@ -89,10 +66,8 @@ try {
     console.log(
       JSON.stringify({ page: name, files: count, ms: Math.round(ms), rowsInDom: rows, scrollFrameMs: frames }),
     );
-    await tab.close();
-    server.close();
+    await close();
   }
 } finally {
-  await context.close();
-  await rm(userDataDir, { recursive: true, force: true });
+  await driver.close();
 }

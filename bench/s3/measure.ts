@@ -13,7 +13,7 @@ const size = Number(process.env.BENCH_SIZE ?? 1024 * 1024 * 1024);
 const reps = Number(process.env.BENCH_REPS ?? 2);
 const latencies = (process.env.BENCH_LATENCIES_MS ?? '0,40').split(',').map(Number);
 const pageDir = process.argv[2];
-if (!pageDir) throw new Error('usage: measure.mjs PAGE_DIR');
+if (!pageDir) throw new Error('usage: measure.ts PAGE_DIR (bench/s3/run.sh builds the page, bundles this and runs it)');
 
 type Bench = Record<string, () => Promise<{ ms: number; key: string }>>;
 
