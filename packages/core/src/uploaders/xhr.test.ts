@@ -72,13 +72,13 @@ beforeEach(() => {
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
-function pattern(size: number, seed: number): Uint8Array {
+function pattern(size: number, seed: number): Uint8Array<ArrayBuffer> {
   const bytes = new Uint8Array(size);
   for (let i = 0; i < size; i += 1) bytes[i] = (i * 31 + seed) & 255;
   return bytes;
 }
 
-function localFile(name: string, bytes: Uint8Array, meta: Record<string, string> = {}): FerryFile {
+function localFile(name: string, bytes: Uint8Array<ArrayBuffer>, meta: Record<string, string> = {}): FerryFile {
   return {
     id: name,
     name,

@@ -1,0 +1,209 @@
+// @vitest-environment jsdom
+/**
+ * TusUploader against a small tus 1.0 server on loopback (creation, HEAD, PATCH, termination;
+ * it refuses any request that breaks the protocol), through tus-js-client's browser build on
+ * jsdom's XMLHttpRequest: stored bytes are compared by sha256 with the bytes sent.
+ */
+import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, expect, test, vi } from 'vitest';
+import { defaultLocale, translate } from '../locale.ts';
+import type { FerryFile } from '../types.ts';
+import type { AbortReason, UploadContext } from '../uploader.ts';
+import { TusUploader } from './tus.ts';
+
+// The package's Node build reads Buffers and streams, not Blobs: the browser build is the one pages run.
+vi.mock('tus-js-client', () => import('tus-js-client/lib.esm/browser/index.js' as string));
+
+interface Stored {
+  length: number;
+  metadata: Record<string, string>;
+  bytes: Buffer;
+}
+
+let server: Server;
+let base = '';
+let uploads: Map<string, Stored>;
+let log: string[];
+let locked = false;
+let next = 0;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    res.setHeader('access-control-allow-origin', '*');
+    res.setHeader('access-control-allow-headers', '*');
+    res.setHeader('access-control-allow-methods', '*');
+    res.setHeader('access-control-expose-headers', 'Location, Upload-Offset, Upload-Length');
+    if (req.method === 'OPTIONS') return void res.end();
+    const path = new URL(req.url ?? '/', base).pathname;
+    const answer = (status: number, headers: Record<string, string> = {}, body = '') => {
+      log.push(`${req.method} ${path} ${status}`);
+      res.writeHead(status, { 'tus-resumable': '1.0.0', ...headers }).end(body);
+    };
+    if (req.headers['tus-resumable'] !== '1.0.0') return answer(412);
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const upload = uploads.get(path);
+      if (req.method === 'POST' && path === '/files/') {
+        const length = Number(req.headers['upload-length']);
+        if (!Number.isInteger(length)) return answer(400);
+        const metadata: Record<string, string> = {};
+        for (const pair of String(req.headers['upload-metadata'] ?? '').split(',')) {
+          const [key = '', value = ''] = pair.trim().split(' ');
+          if (key) metadata[key] = Buffer.from(value, 'base64').toString('utf8');
+        }
+        next += 1;
+        uploads.set(`/files/${next}`, { length, metadata, bytes: Buffer.alloc(0) });
+        return answer(201, { location: `/files/${next}` });
+      }
+      if (!upload) return answer(404);
+      if (req.method === 'HEAD') {
+        return answer(200, { 'upload-offset': String(upload.bytes.length), 'upload-length': String(upload.length) });
+      }
+      if (req.method === 'DELETE') {
+        uploads.delete(path);
+        return answer(204);
+      }
+      if (req.method !== 'PATCH') return answer(405);
+      if (locked) return answer(423, {}, 'another request holds this upload');
+      if (req.headers['content-type'] !== 'application/offset+octet-stream') return answer(415);
+      if (Number(req.headers['upload-offset']) !== upload.bytes.length) return answer(409);
+      upload.bytes = Buffer.concat([upload.bytes, ...chunks]);
+      return answer(204, { 'upload-offset': String(upload.bytes.length) });
+    });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
+beforeEach(() => {
+  uploads = new Map();
+  log = [];
+  locked = false;
+  next = 0;
+});
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+function pattern(size: number): Uint8Array<ArrayBuffer> {
+  const bytes = new Uint8Array(size);
+  for (let i = 0; i < size; i += 1) bytes[i] = (i * 7 + (i >> 8)) & 255;
+  return bytes;
+}
+
+function localFile(bytes: Uint8Array<ArrayBuffer>, extra: Partial<FerryFile> = {}): FerryFile {
+  return {
+    id: 'f1',
+    name: 'report.pdf',
+    type: 'application/pdf',
+    data: new File([bytes], 'report.pdf', { type: 'application/pdf' }),
+    size: bytes.length,
+    meta: { name: 'report.pdf', type: 'application/pdf', album: 'été' },
+    ...extra,
+  } as unknown as FerryFile;
+}
+
+/**
+ * A context that records patches and progress; `stop` aborts with its reason once that many
+ * bytes were reported (0: as soon as the upload URL is known). Loopback is too fast to abort
+ * from outside the callbacks.
+ */
+function context(stop?: { at: number; reason: AbortReason }) {
+  const controller = new AbortController();
+  let reason: AbortReason | undefined;
+  const patches: unknown[] = [];
+  const progress: number[] = [];
+  const abort = (why: AbortReason) => {
+    reason = why;
+    controller.abort();
+  };
+  const check = () => {
+    if (stop && !controller.signal.aborted && (progress.at(-1) ?? 0) >= stop.at) abort(stop.reason);
+  };
+  const ctx: UploadContext = {
+    signal: controller.signal,
+    onProgress: (sent) => {
+      progress.push(sent);
+      check();
+    },
+    patchFile: (patch) => {
+      patches.push(patch);
+      check();
+    },
+    reason: () => reason,
+    isOnline: () => true,
+    i18n: (key, vars) => translate(defaultLocale, key, vars),
+  };
+  return { ctx, patches, progress };
+}
+
+const uploader = (chunkSize?: number) =>
+  new TusUploader({ endpoint: `${base}/files/`, resume: false, retryDelays: [], ...(chunkSize ? { chunkSize } : {}) });
+
+test('an upload stores the exact bytes with the metadata, and keeps the upload URL on the record', async () => {
+  const bytes = pattern(200_000);
+  const { ctx, patches } = context();
+  const result = await uploader(64 * 1024).upload(localFile(bytes), ctx);
+  expect(result).toEqual({ uploadURL: `${base}/files/1` });
+  expect(patches).toEqual([{ tus: { uploadUrl: `${base}/files/1` } }]);
+  const stored = uploads.get('/files/1');
+  expect(stored?.metadata).toEqual({
+    name: 'report.pdf',
+    type: 'application/pdf',
+    filename: 'report.pdf',
+    filetype: 'application/pdf',
+    album: 'été',
+  });
+  expect(sha256(stored?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
+  expect(log.filter((l) => l.startsWith('PATCH'))).toHaveLength(4);
+});
+
+test('pause keeps the upload; the next upload continues from the offset the server has', async () => {
+  const bytes = pattern(256 * 1024);
+  // The second chunk's progress: the first PATCH has had its 204, so the server holds 64 KiB.
+  const first = context({ at: 128 * 1024, reason: 'pause' });
+  const paused = uploader(64 * 1024).upload(localFile(bytes), first.ctx);
+  await expect(paused).rejects.toMatchObject({ message: 'aborted' });
+  expect(uploads.get('/files/1')?.bytes.length ?? 0).toBeGreaterThanOrEqual(64 * 1024);
+  const offset = uploads.get('/files/1')?.bytes.length ?? 0;
+  expect(offset).toBeLessThan(bytes.length);
+  expect(log.some((l) => l.startsWith('DELETE'))).toBe(false);
+
+  log = [];
+  const second = context();
+  const resumed = localFile(bytes, { tus: { uploadUrl: `${base}/files/1` } });
+  expect(await uploader(64 * 1024).upload(resumed, second.ctx)).toEqual({ uploadURL: `${base}/files/1` });
+  expect(log[0]).toBe('HEAD /files/1 200');
+  expect(log.some((l) => l.startsWith('POST'))).toBe(false);
+  expect(uploads.size).toBe(1);
+  expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
+});
+
+test('remove terminates the upload on the server; cancel of an idle file does too', async () => {
+  const bytes = pattern(256 * 1024);
+  const running = context({ at: 0, reason: 'remove' });
+  const removed = uploader(32 * 1024).upload(localFile(bytes), running.ctx);
+  await expect(removed).rejects.toMatchObject({ message: 'aborted' });
+  await expect.poll(() => log.includes('DELETE /files/1 204')).toBe(true);
+  expect(uploads.has('/files/1')).toBe(false);
+
+  const idle = context({ at: 0, reason: 'pause' });
+  const paused = uploader(32 * 1024).upload(localFile(bytes), idle.ctx);
+  await expect(paused).rejects.toMatchObject({ message: 'aborted' });
+  expect(uploads.has('/files/2')).toBe(true);
+  await uploader().cancel(localFile(bytes, { tus: { uploadUrl: `${base}/files/2` } }));
+  expect(log).toContain('DELETE /files/2 204');
+  expect(uploads.size).toBe(0);
+});
+
+test('a locked upload fails with the catalogue message and the server answer as details', async () => {
+  locked = true;
+  const { ctx } = context();
+  await expect(uploader().upload(localFile(pattern(1000)), ctx)).rejects.toMatchObject({
+    message: translate(defaultLocale, 'uploadLocked'),
+    status: 423,
+    details: 'another request holds this upload',
+  });
+});
