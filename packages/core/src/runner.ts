@@ -227,7 +227,6 @@ export class Runner {
       this.#end(run, release);
       return;
     }
-    run.ids = files.map((f) => f.id);
     const sizes = files.map((f) => f.size ?? 0);
     const context: BundleContext = {
       ...this.#context(run),
