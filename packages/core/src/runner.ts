@@ -9,17 +9,11 @@ import type { Emitter } from './emitter.ts';
 import type { FerryEvents } from './events.ts';
 import { Limiter } from './limiter.ts';
 import { ProgressBatcher } from './progress-batcher.ts';
-import type { Action, ProgressUpdate } from './reducer.ts';
+import type { Action, FilePatch, ProgressUpdate } from './reducer.ts';
 import { StallTimer } from './stall.ts';
 import type { FerryFile, UploadError, UploadResponse } from './types.ts';
-import {
-  type AbortReason,
-  type BundleContext,
-  toUploadError,
-  type UploadContext,
-  type Uploader,
-  type UploadResult,
-} from './uploader.ts';
+import type { AbortReason, BundleContext, UploadContext, Uploader, UploadResult } from './uploader.ts';
+import { toUploadError } from './uploader.ts';
 
 /** What the runner needs from the engine. */
 export interface EngineHost {
@@ -54,7 +48,7 @@ interface Run {
 interface Bundle {
   ids: string[];
   uploader: Uploader;
-  restartQueued: boolean;
+  queued: boolean;
 }
 
 export class Runner {
@@ -77,24 +71,21 @@ export class Runner {
 
   /** Starts every file and resolves once all have settled. */
   run(ids: readonly string[]): Promise<void> {
-    return Promise.all(ids.map((id) => this.#wait(id, () => void this.#attempt(id)))).then(() => undefined);
+    return this.#all(ids, (id) => void this.#attempt([id]));
   }
 
   /**
    * Sends the files in one request through `uploader.uploadBundle` and resolves once all have
-   * settled. One failure fails them all; removing one file aborts the request and sends the rest
-   * again.
+   * settled. One failure fails them all; removing one aborts the request and sends the rest again.
    */
   runBundle(ids: readonly string[], uploader: Uploader): Promise<void> {
-    const fresh = ids.filter((id) => !this.#waiting.has(id));
-    if (fresh.length === 0) return Promise.resolve();
-    const bundle: Bundle = { ids: fresh, uploader, restartQueued: false };
-    const settled = fresh.map((id) => {
+    const bundle: Bundle = { ids: [], uploader, queued: false };
+    const settled = this.#all(ids, (id) => {
+      bundle.ids.push(id);
       this.#bundles.set(id, bundle);
-      return this.#wait(id, () => undefined);
     });
-    void this.#attemptBundle(bundle);
-    return Promise.all(settled).then(() => undefined);
+    this.#restart(bundle);
+    return settled;
   }
 
   /** Whether the file belongs to a run that has not settled (so resuming restarts it). */
@@ -114,8 +105,8 @@ export class Runner {
   resume(id: string): void {
     if (!this.#waiting.has(id) || this.#running.has(id)) return;
     const bundle = this.#bundles.get(id);
-    if (bundle) this.#restartBundle(bundle);
-    else void this.#attempt(id);
+    if (bundle) this.#restart(bundle);
+    else void this.#attempt([id]);
   }
 
   /** Aborts the request carrying the file (a bundle's: all its files), recording why. */
@@ -142,14 +133,18 @@ export class Runner {
     this.#batcher.stop();
   }
 
-  /** Registers a caller waiting for the file's run; `start` runs when the file was not pending. */
-  #wait(id: string, start: () => void): Promise<void> {
-    return new Promise((resolve) => {
-      const list = this.#waiting.get(id);
-      if (list) list.push(resolve);
-      else this.#waiting.set(id, [resolve]);
-      if (!list) start();
-    });
+  /** Resolves once every file has settled; `start` runs for each file that was not pending. */
+  #all(ids: readonly string[], start: (id: string) => void): Promise<void> {
+    const settled = ids.map(
+      (id) =>
+        new Promise<void>((resolve) => {
+          const list = this.#waiting.get(id);
+          if (list) return list.push(resolve);
+          this.#waiting.set(id, [resolve]);
+          start(id);
+        }),
+    );
+    return Promise.all(settled).then(() => undefined);
   }
 
   #settle(id: string): void {
@@ -159,146 +154,95 @@ export class Runner {
     for (const resolve of list ?? []) resolve();
   }
 
-  /** Takes a limiter slot and starts the run's files; no release when it was aborted meanwhile. */
-  async #begin(run: Run): Promise<(() => void) | undefined> {
-    for (const id of run.ids) this.#running.set(id, run);
+  /** Starts the bundle's files still to send (not settled, paused or on their way) next tick. */
+  #restart(bundle: Bundle): void {
+    if (bundle.queued) return;
+    bundle.queued = true;
+    queueMicrotask(() => {
+      bundle.queued = false;
+      const ids = bundle.ids.filter(
+        (id) => this.#waiting.has(id) && !this.#running.has(id) && this.#host.getFile(id)?.state !== 'paused',
+      );
+      if (ids.length > 0) void this.#attempt(ids, bundle);
+    });
+  }
+
+  /** One request for `ids` (one file, or a bundle's files) through a limiter slot. */
+  async #attempt(ids: string[], bundle?: Bundle): Promise<void> {
+    const first = this.#host.getFile(ids[0] ?? '');
+    const uploader = bundle?.uploader ?? (first && this.#host.uploaderFor(first));
+    if (!uploader) return this.#fail(ids, { message: 'No uploader is configured for this file', retryable: false });
+    const run: Run = { ids, controller: new AbortController() };
     const { signal } = run.controller;
-    let release: () => void;
+    for (const id of ids) this.#running.set(id, run);
+    let release: (() => void) | undefined;
     try {
       release = await this.#limiter.acquire(signal);
-    } catch {
-      return undefined; // paused or removed while queued: whoever aborted has set the state
-    }
-    if (!signal.aborted) await this.#queueStart(run.ids);
-    if (!signal.aborted) return release;
-    release();
-    return undefined;
-  }
-
-  #end(run: Run, release?: () => void): void {
-    release?.();
-    for (const id of run.ids) if (this.#running.get(id) === run) this.#running.delete(id);
-  }
-
-  async #attempt(id: string): Promise<void> {
-    const file = this.#host.getFile(id);
-    const uploader = file && this.#host.uploaderFor(file);
-    if (!file || !uploader) {
-      if (file) this.#fail([id], { message: 'No uploader is configured for this file', retryable: false });
-      else this.#settle(id);
-      return;
-    }
-    const run: Run = { ids: [id], controller: new AbortController() };
-    const release = await this.#begin(run);
-    const started = this.#host.getFile(id);
-    if (!release || !started) {
-      this.#end(run, release);
-      if (!run.controller.signal.aborted) this.#settle(id);
-      return;
-    }
-    const context: UploadContext = {
-      ...this.#context(run),
-      onProgress: (sent, total) => this.#progress(run, [{ id, bytesUploaded: sent, bytesTotal: total }]),
-      patchFile: (patch) => this.#patch(id, patch),
-    };
-    await this.#send(run, release, async () => [[id, await uploader.upload(started, context)]]);
-  }
-
-  async #attemptBundle(bundle: Bundle): Promise<void> {
-    const upload = bundle.uploader.uploadBundle;
-    // Files of the bundle still to send: not settled, not paused, not already on their way.
-    const ids = bundle.ids.filter(
-      (id) => this.#waiting.has(id) && !this.#running.has(id) && this.#host.getFile(id)?.state !== 'paused',
-    );
-    if (!upload || ids.length === 0) return;
-    const run: Run = { ids, controller: new AbortController() };
-    try {
-      await this.#sendBundle(run, bundle, upload);
+      if (!signal.aborted) await this.#queueStart(ids);
+      if (signal.aborted) return; // paused or removed meanwhile: whoever aborted has set the state
+      const files = ids.map((id) => this.#host.getFile(id)).filter((f): f is FerryFile => f !== undefined);
+      if (files.length < ids.length) throw new Error('a file left the store without an abort');
+      for (const file of files) this.#host.emit('upload-start', file);
+      run.stall = new StallTimer(this.#options.stallTimeout, () => this.abort(ids[0] ?? '', 'stall'));
+      const results = await this.#send(run, files, uploader, bundle !== undefined);
+      if (signal.aborted) this.#aborted(run);
+      else await this.#succeeded(files.map((f, i) => [f.id, results[i] ?? results[0] ?? {}]));
+    } catch (cause) {
+      if (release === undefined) return; // aborted while waiting for a slot
+      if (signal.aborted) this.#aborted(run);
+      else this.#fail(ids, toUploadError(cause));
     } finally {
-      // Removing one file aborted the request: the files left go again.
-      if (run.reason === 'remove') this.#restartBundle(bundle);
+      run.stall?.stop();
+      release?.();
+      for (const id of ids) if (this.#running.get(id) === run) this.#running.delete(id);
+      // Removing one file aborted the bundle's request: the files left go again.
+      if (bundle && run.reason === 'remove') this.#restart(bundle);
     }
   }
 
-  async #sendBundle(run: Run, bundle: Bundle, upload: NonNullable<Uploader['uploadBundle']>): Promise<void> {
-    const release = await this.#begin(run);
-    const files = run.ids.map((id) => this.#host.getFile(id)).filter((f): f is FerryFile => f !== undefined);
-    if (!release || files.length === 0) {
-      this.#end(run, release);
-      return;
-    }
-    const sizes = files.map((f) => f.size ?? 0);
-    const context: BundleContext = {
-      ...this.#context(run),
-      // Spread bytes over the files in order: earlier parts of the body are earlier files.
-      onProgress: (sent) => {
-        let left = sent;
-        const updates = files.map((f, i) => {
-          const size = sizes[i] ?? 0;
-          const done = Math.max(0, Math.min(size, left));
-          left -= size;
-          return { id: f.id, bytesUploaded: done, bytesTotal: size };
-        });
-        this.#progress(run, updates);
-      },
-      patchFile: (id, patch) => this.#patch(id, patch),
-    };
-    await this.#send(run, release, async () => {
-      const results = await upload.call(bundle.uploader, files, context);
-      return files.map((f, i) => [f.id, results[i] ?? results[0] ?? {}]);
-    });
-  }
-
-  #restartBundle(bundle: Bundle): void {
-    if (bundle.restartQueued) return;
-    bundle.restartQueued = true;
-    queueMicrotask(() => {
-      bundle.restartQueued = false;
-      void this.#attemptBundle(bundle);
-    });
-  }
-
-  /** What a single upload's and a bundle's contexts share. */
-  #context(run: Run): Pick<UploadContext, 'signal' | 'reason' | 'isOnline' | 'i18n' | 'companionUrl'> {
-    return {
-      companionUrl: this.#host.companionUrl,
+  /** The request: one file's upload, or the bundle's with its progress spread over its files. */
+  async #send(run: Run, files: FerryFile[], uploader: Uploader, bundled: boolean): Promise<UploadResult[]> {
+    const base = {
       signal: run.controller.signal,
       reason: () => run.reason,
       isOnline: () => this.#host.isOnline(),
-      i18n: (key, vars) => this.#host.i18n(key, vars),
+      i18n: (key: string, vars?: Record<string, string | number>) => this.#host.i18n(key, vars),
+      companionUrl: this.#host.companionUrl,
     };
-  }
-
-  /** Runs the request with a stall timer and settles its files by how it ended. */
-  async #send(run: Run, release: () => void, request: () => Promise<[string, UploadResult][]>): Promise<void> {
-    const { signal } = run.controller;
-    for (const id of run.ids) {
-      const file = this.#host.getFile(id);
-      if (file) this.#host.emit('upload-start', file);
+    const progress = (updates: ProgressUpdate[]) => {
+      if (run.controller.signal.aborted) return;
+      run.stall?.progress();
+      this.#batcher.reportMany(updates);
+    };
+    const patch = (id: string, patch: FilePatch) => {
+      if (this.#host.getFile(id)) this.#host.dispatch({ type: 'patch', id, patch });
+    };
+    const [file] = files;
+    if (!bundled && file) {
+      const context: UploadContext = {
+        ...base,
+        onProgress: (sent, total) => progress([{ id: file.id, bytesUploaded: sent, bytesTotal: total }]),
+        patchFile: (p) => patch(file.id, p),
+      };
+      return [await uploader.upload(file, context)];
     }
-    const stall = new StallTimer(this.#options.stallTimeout, () => this.abort(run.ids[0] ?? '', 'stall'));
-    run.stall = stall;
-    try {
-      const results = await request();
-      if (signal.aborted) this.#aborted(run);
-      else await this.#succeeded(results);
-    } catch (cause) {
-      if (signal.aborted) this.#aborted(run);
-      else this.#fail(run.ids, toUploadError(cause));
-    } finally {
-      stall.stop();
-      this.#end(run, release);
-    }
-  }
-
-  #progress(run: Run, updates: ProgressUpdate[]): void {
-    if (run.controller.signal.aborted) return;
-    run.stall?.progress();
-    this.#batcher.reportMany(updates);
-  }
-
-  #patch(id: string, patch: Parameters<UploadContext['patchFile']>[0]): void {
-    if (this.#host.getFile(id)) this.#host.dispatch({ type: 'patch', id, patch });
+    const context: BundleContext = {
+      ...base,
+      // Earlier parts of the body are earlier files.
+      onProgress: (sent) => {
+        let left = sent;
+        progress(
+          files.map((f) => {
+            const size = f.size ?? 0;
+            const done = Math.max(0, Math.min(size, left));
+            left -= size;
+            return { id: f.id, bytesUploaded: done, bytesTotal: size };
+          }),
+        );
+      },
+      patchFile: patch,
+    };
+    return (await uploader.uploadBundle?.(files, context)) ?? [];
   }
 
   /**
@@ -332,39 +276,27 @@ export class Runner {
    * The one completion: without postprocessors a file is complete when upload-success is heard;
    * with them it waits in `postprocessing` while they run over every file of the request at once.
    */
-  async #succeeded(results: [string, UploadResult][]): Promise<void> {
-    const done: [string, UploadResponse][] = [];
-    for (const [id, result] of results) {
+  async #succeeded(results: [string, UploadResponse][]): Promise<void> {
+    const post = this.#host.hasPostprocessors();
+    const ids = results.map(([id]) => id).filter((id) => this.#host.getFile(id));
+    for (const [id, response] of results) {
       this.#batcher.forget(id);
-      if (this.#host.getFile(id)) done.push([id, { ...result }]);
-      else this.#settle(id);
-    }
-    if (done.length === 0) return;
-    const ids = done.map(([id]) => id);
-    if (!this.#host.hasPostprocessors()) {
-      for (const [id, response] of done) {
-        this.#host.dispatch({ type: 'success', id, response });
-        this.#emitSuccess(id, response);
-        this.#settle(id);
-      }
-      return;
-    }
-    for (const [id, response] of done) {
       const uploadURL = response.uploadURL ?? this.#host.getFile(id)?.uploadURL;
-      this.#host.dispatch({ type: 'patch', id, patch: { uploadURL, response } });
+      this.#host.dispatch(
+        post ? { type: 'patch', id, patch: { uploadURL, response } } : { type: 'success', id, response },
+      );
     }
-    this.#host.dispatch({ type: 'postprocess', ids });
-    for (const [id, response] of done) this.#emitSuccess(id, response);
-    await this.#host.postprocess(ids);
-    for (const [id, response] of done) {
-      if (this.#host.getFile(id)?.state === 'postprocessing') this.#host.dispatch({ type: 'success', id, response });
+    if (post) this.#host.dispatch({ type: 'postprocess', ids });
+    for (const [id, response] of results) {
+      const file = this.#host.getFile(id);
+      if (file) this.#host.emit('upload-success', file, response);
+    }
+    if (post && ids.length > 0) await this.#host.postprocess(ids);
+    for (const [id, response] of results) {
+      if (post && this.#host.getFile(id)?.state === 'postprocessing')
+        this.#host.dispatch({ type: 'success', id, response });
       this.#settle(id);
     }
-  }
-
-  #emitSuccess(id: string, response: UploadResponse): void {
-    const file = this.#host.getFile(id);
-    if (file) this.#host.emit('upload-success', file, response);
   }
 
   #fail(ids: string[], error: UploadError): void {
