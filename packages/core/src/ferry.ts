@@ -37,10 +37,7 @@ export interface FerryOptions {
   id?: string;
   /** Uploader for local files (e.g. `new TusUploader({ endpoint: '/files/' })`). */
   uploader?: Uploader;
-  /**
-   * The companion (Ferry's own server or a stock Companion) that imports links and transfers
-   * remote files, e.g. `location.origin`.
-   */
+  /** The companion (`ferry` or a stock Companion) that imports links and moves remote files. */
   companionUrl?: string;
   /** Uploader for files with `isRemote` (companion transfers); defaults to `uploader`. */
   remoteUploader?: Uploader;
@@ -65,6 +62,7 @@ export interface FerryOptions {
 
 export class Ferry {
   readonly id: string;
+  readonly companionUrl: string | undefined;
   readonly #store = new Store<FerryState, Action>(initialState, reduce);
   readonly #events = new Emitter<FerryEvents>();
   readonly #index = new FileIndex();
@@ -79,6 +77,7 @@ export class Ferry {
 
   constructor(options: FerryOptions = {}) {
     this.id = options.id ?? 'ferry';
+    this.companionUrl = options.companionUrl;
     this.#options = options;
     this.#restrictions = { ...noRestrictions, ...options.restrictions };
     this.#locale = { ...defaultLocale, ...options.locale };
@@ -143,11 +142,6 @@ export class Ferry {
     return fileIds.map((id) => files[id]).filter((f): f is FerryFile => f !== undefined);
   }
 
-  /** The companion of {@link FerryOptions.companionUrl}. */
-  get companionUrl(): string | undefined {
-    return this.#options.companionUrl;
-  }
-
   get restrictions(): Readonly<Restrictions> {
     return this.#restrictions;
   }
@@ -191,10 +185,7 @@ export class Ferry {
     return accepted.map((f) => f.id);
   }
 
-  /**
-   * Imports a link through the companion (`POST /url/meta`) and adds it as a remote file; a
-   * failure comes back as a code for the UI to word.
-   */
+  /** Imports a link through the companion as a remote file; a failure is a code for the UI to word. */
   importLink(url: string): Promise<LinkImportResult> {
     return importLink(this, url);
   }

@@ -1,31 +1,25 @@
 /**
  * @ferry/core: the framework-free upload engine.
  *
- * Layout:
- * - `ferry.ts`: the public engine (wiring only); `types.ts`: the data shapes.
- * - `reducer.ts` (every state change, one action union), `store.ts` (observable store),
- *   `emitter.ts` + `events.ts` (events), `files.ts` (records and running figures).
- * - `admission.ts` (adding files: restrictions, duplicates, onBeforeFileAdded),
- *   `restrictions.ts` (rejections as data, `formatSize`), `locale.ts` (every user-facing string),
- *   `informer.ts` (toast queue).
- * - `runner.ts` (per-file and bundle runs, one completion), `limiter.ts` (concurrency),
- *   `retryer.ts` (retry policy), `stall.ts` (stall timer), `progress-batcher.ts` (progress
- *   throttle), `processors.ts` (pre- and postprocessors).
- * - `online.ts` (online watcher), `connectivity.ts` (offline pauses, online resumes).
- * - `uploader.ts` (the uploader seam); `uploaders/`: tus, xhr, s3, s3-multipart (with
- *   `s3-signer.ts` and `s3-xml.ts`) and `send-xhr.ts`, the XHR sender they share.
- * - `companion/`: `remote.ts` (`urlMeta` and `RemoteUploader`) and `link.ts` (link import).
+ * Layout: `ferry.ts` (the public engine, wiring only), `types.ts` (data shapes), `reducer.ts`
+ * (every state change, one action union), `store.ts` (observable store), `emitter.ts` +
+ * `events.ts` (events), `files.ts` (records), `admission.ts` (adding files), `restrictions.ts`
+ * (rejections as data, `formatSize`), `locale.ts` (every user-facing string), `informer.ts`
+ * (toasts), `runner.ts` (file and bundle runs, one completion), `limiter.ts` (concurrency),
+ * `retryer.ts` (retry policy), `stall.ts` (stall timer), `progress-batcher.ts` (progress
+ * throttle), `processors.ts` (pre/postprocessors), `online.ts` + `connectivity.ts` (offline
+ * pauses, online resumes), `uploader.ts` (the uploader seam), `uploaders/` (tus, xhr, s3,
+ * s3-multipart with its signer and XML reader, `send-xhr.ts` the XHR sender they share),
+ * `companion/` (`remote.ts`: urlMeta and RemoteUploader; `link.ts`: link import).
  */
 export {
   importLink,
   type LinkErrorCode,
   type LinkImportResult,
-  type LinkTarget,
   linkDescriptor,
   normaliseUrl,
 } from './companion/link.ts';
 export {
-  type FetchLike,
   RemoteUploader,
   type RemoteUploaderOptions,
   type SocketFactory,

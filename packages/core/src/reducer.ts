@@ -31,14 +31,23 @@ export interface ProgressUpdate {
   bytesTotal: number | null;
 }
 
+/**
+ * The named transitions of ARCHITECTURE's state diagram, `[from, to]`: a file moves only from one
+ * of the `from` states; others are left as they are. Processors are not abortable, so a pre- or
+ * postprocessing file cannot be paused.
+ */
+const moves: Record<'preprocess' | 'ready' | 'pause' | 'resume' | 'postprocess', [FileState[], FileState]> = {
+  preprocess: [['waiting'], 'preprocessing'],
+  ready: [['preprocessing'], 'waiting'],
+  pause: [['waiting', 'uploading'], 'paused'],
+  resume: [['paused'], 'waiting'],
+  postprocess: [['uploading'], 'postprocessing'],
+};
+
 export type Action =
   | { type: 'add'; files: FerryFile[] }
   | { type: 'remove'; ids: string[] }
-  | { type: 'preprocess'; ids: string[] }
-  | { type: 'ready'; ids: string[] }
-  | { type: 'pause'; ids: string[] }
-  | { type: 'resume'; ids: string[] }
-  | { type: 'postprocess'; ids: string[] }
+  | { type: keyof typeof moves; ids: string[] }
   | { type: 'start'; ids: string[]; at: number }
   | { type: 'progress'; updates: ProgressUpdate[] }
   | { type: 'processing'; id: string; phase: 'preprocess' | 'postprocess'; progress: ProcessingProgress | undefined }
@@ -98,15 +107,15 @@ export function reduce(state: FerryState, action: Action): FerryState {
       return withTotals({ ...state, files, fileIds: state.fileIds.filter((id) => !gone.has(id)) }, totals);
     }
     case 'preprocess':
-      return move(state, action.ids, ['waiting'], 'preprocessing');
     case 'ready':
-      return move(state, action.ids, ['preprocessing'], 'waiting');
     case 'pause':
-      return move(state, action.ids, ['waiting', 'uploading'], 'paused');
     case 'resume':
-      return move(state, action.ids, ['paused'], 'waiting');
-    case 'postprocess':
-      return move(state, action.ids, ['uploading'], 'postprocessing');
+    case 'postprocess': {
+      const [from, to] = moves[action.type];
+      return updateMany(state, action.ids, (f) =>
+        from.includes(f.state) ? { ...f, state: to, isPaused: to === 'paused', error: null } : f,
+      );
+    }
     case 'start':
       return updateMany(state, action.ids, (f) => ({
         ...f,
@@ -185,17 +194,6 @@ export function reduce(state: FerryState, action: Action): FerryState {
     case 'capabilities':
       return { ...state, capabilities: { ...state.capabilities, ...action.capabilities } };
   }
-}
-
-/**
- * The named transitions of ARCHITECTURE's state diagram: a file moves to `to` only from one of
- * the `from` states, and any other file is left as it is. Pre- and postprocessing files cannot be
- * paused: processors are not abortable.
- */
-function move(state: FerryState, ids: readonly string[], from: readonly FileState[], to: FileState): FerryState {
-  return updateMany(state, ids, (f) =>
-    from.includes(f.state) ? { ...f, state: to, isPaused: to === 'paused', error: null } : f,
-  );
 }
 
 /** Applies `change` to the given files with one copy of the map; unchanged files keep identity. */

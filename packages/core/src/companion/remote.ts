@@ -41,17 +41,6 @@ function base(companionUrl: string): string {
   return companionUrl.replace(/\/+$/, '');
 }
 
-/** The engine's companion (`FerryOptions.companionUrl`), without trailing slashes. */
-function companionOf(context: { companionUrl?: string }): string {
-  if (context.companionUrl === undefined) {
-    throw new UploaderError('Connection with Companion failed', {
-      retryable: false,
-      details: 'No companionUrl is set',
-    });
-  }
-  return base(context.companionUrl);
-}
-
 /** Asks the companion at `companionUrl` for the name, type and size of `url`. */
 export async function urlMeta(companionUrl: string, url: string, fetchImpl: FetchLike = fetch): Promise<UrlMeta> {
   const res = await fetchImpl(`${base(companionUrl)}/url/meta`, {
@@ -113,7 +102,8 @@ export class RemoteUploader implements Uploader {
     const remote = file.remote;
     if (!remote) throw new UploaderError('Connection with Companion failed', { retryable: false });
     const resuming = file.serverToken !== undefined;
-    const companion = companionOf(ctx);
+    if (ctx.companionUrl === undefined) throw new UploaderError(ctx.i18n('companionError'), { retryable: false });
+    const companion = base(ctx.companionUrl);
     const token = file.serverToken ?? (await this.#start(file, companion, ctx));
     if (!resuming) ctx.patchFile({ serverToken: token });
     return this.#follow(companion, token, resuming, ctx);
@@ -121,8 +111,8 @@ export class RemoteUploader implements Uploader {
 
   /** Cancels the server-side transfer of a file that is not running (removed while paused). */
   async cancel(file: FerryFile, context: CancelContext): Promise<void> {
-    if (!file.remote || file.serverToken === undefined) return;
-    const socket = this.#open(companionOf(context), file.serverToken);
+    if (!file.remote || file.serverToken === undefined || context.companionUrl === undefined) return;
+    const socket = this.#open(base(context.companionUrl), file.serverToken);
     await new Promise<void>((resolve) => {
       socket.onopen = () => {
         socket.send(JSON.stringify({ action: 'cancel', payload: {} }));

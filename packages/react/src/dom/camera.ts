@@ -50,10 +50,8 @@ export function wouldExceed(total: number, lastChunk: number, maxFileSize: numbe
   return typeof maxFileSize === 'number' && maxFileSize > 0 && total + lastChunk > maxFileSize;
 }
 
-export type CameraStatus = 'prompt' | 'ready' | 'unsupported' | 'denied';
-
 export interface CameraState {
-  status: CameraStatus;
+  status: 'prompt' | 'ready' | 'unsupported' | 'denied';
   recording: boolean;
   /** The countdown or 'Smile!' shown over the view, null when none. */
   overlay: string | null;
@@ -62,10 +60,6 @@ export interface CameraState {
 export interface CameraOptions {
   mode: CameraMode;
   facingMode?: string;
-  /** Seconds to count down before a snapshot; false for none. */
-  countdown?: number | false;
-  /** Recording stops before it would exceed this many bytes. */
-  maxFileSize?: number | null;
   i18n(key: string, vars?: Record<string, string | number>): string;
   /** Shows a message (the engine's informer). */
   info(message: string | { message: string; details?: string }, type: InfoType, duration: number): void;
@@ -75,29 +69,23 @@ export interface CameraOptions {
   onCapture(file: File): void;
 }
 
-/** What may change while a session runs (read when used, not when the session opened). */
-export type LiveCameraOptions = Pick<CameraOptions, 'countdown' | 'maxFileSize' | 'onCapture'>;
-
 export interface Camera {
-  /** Snapshots the frame `video` shows (after the countdown, if any) as a JPEG. */
-  takePicture(video: HTMLVideoElement | null): void;
-  /** Starts a recording, or stops the one running (which then becomes a file). */
-  toggleRecording(): void;
+  /** Snapshots the frame `video` shows as a JPEG, after counting `countdown` seconds down. */
+  takePicture(video: HTMLVideoElement | null, countdown?: number | false): void;
+  /** Starts a recording that stops before exceeding `maxFileSize`, or stops the one running. */
+  toggleRecording(maxFileSize?: number | null): void;
   /** Stops the recording, the timers and the camera; a stream granted later is stopped at once. */
   stop(): void;
-  setOptions(options: LiveCameraOptions): void;
 }
 
 const SMILE_MS = 1500;
-
-function stopTracks(stream: MediaStream): void {
+const stopTracks = (stream: MediaStream) => {
   for (const track of stream.getTracks()) track.stop();
-}
+};
 
-/** Opens the camera for `options.mode` and returns the session. */
-export function createCamera(initial: CameraOptions): Camera {
-  let options = initial;
-  const { i18n: t, info } = initial;
+/** Opens the camera for `options.mode`; the session reports through the callbacks. */
+export function createCamera(options: CameraOptions): Camera {
+  const { i18n: t, info } = options;
   let state: CameraState = { status: 'prompt', recording: false, overlay: null };
   let stream: MediaStream | null = null;
   let recorder: MediaRecorder | null = null;
@@ -108,18 +96,14 @@ export function createCamera(initial: CameraOptions): Camera {
     if (!stopped) options.onChange(state);
   };
   const later = (fn: () => void, ms: number) => {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      fn();
-    }, ms);
+    const timer = setTimeout(() => timers.delete(timer) && fn(), ms);
     timers.add(timer);
   };
   const capture = (blob: Blob, name: string) => options.onCapture(new File([blob], name, { type: blob.type }));
 
-  if (typeof navigator === 'undefined' || !navigator.mediaDevices?.getUserMedia) {
-    set({ status: 'unsupported' });
-  } else {
-    options.onChange(state);
+  if (typeof navigator === 'undefined' || !navigator.mediaDevices?.getUserMedia) set({ status: 'unsupported' });
+  else {
+    set({});
     navigator.mediaDevices.getUserMedia(constraints(options.mode, options.facingMode)).then(
       (granted) => {
         // React's StrictMode mounts twice: a stream that arrives after stop() is stopped at once.
@@ -146,10 +130,7 @@ export function createCamera(initial: CameraOptions): Camera {
       if (!ctx) throw new Error('no 2d context');
       ctx.drawImage(video, 0, 0);
       canvas.toBlob(
-        (blob) => {
-          if (blob) capture(blob, snapshotName(Date.now()));
-          else info(t('cannotReadImage'), 'error', 5000);
-        },
+        (blob) => (blob ? capture(blob, snapshotName(Date.now())) : info(t('cannotReadImage'), 'error', 5000)),
         'image/jpeg',
         0.92,
       );
@@ -159,16 +140,13 @@ export function createCamera(initial: CameraOptions): Camera {
   };
 
   return {
-    takePicture(video) {
-      const { countdown = false } = options;
-      if (countdown === false || countdown <= 0) return snapshot(video);
-      let left = countdown;
+    takePicture(video, countdown = false) {
+      let left = countdown || 0;
       const tick = () => {
         if (left > 0) {
           set({ overlay: t('countdown', { seconds: left }) });
           left -= 1;
-          later(tick, 1000);
-          return;
+          return later(tick, 1000);
         }
         set({ overlay: t('smile') });
         info(t('smile'), 'success', SMILE_MS);
@@ -177,10 +155,11 @@ export function createCamera(initial: CameraOptions): Camera {
           snapshot(video);
         }, SMILE_MS);
       };
-      tick();
+      if (left <= 0) snapshot(video);
+      else tick();
     },
 
-    toggleRecording() {
+    toggleRecording(maxFileSize) {
       if (recorder && recorder.state !== 'inactive') return recorder.stop();
       if (!stream || typeof MediaRecorder !== 'function') return info(t('recordingUnsupported'), 'error', 5000);
       const type = recorderType(options.mode, (m) => MediaRecorder.isTypeSupported(m));
@@ -191,7 +170,7 @@ export function createCamera(initial: CameraOptions): Camera {
         if (e.data.size === 0) return;
         chunks.push(e.data);
         total += e.data.size;
-        if (rec.state === 'recording' && wouldExceed(total, e.data.size, options.maxFileSize)) rec.stop();
+        if (rec.state === 'recording' && wouldExceed(total, e.data.size, maxFileSize)) rec.stop();
       };
       rec.onstop = () => {
         set({ recording: false });
@@ -210,13 +189,7 @@ export function createCamera(initial: CameraOptions): Camera {
       if (recorder && recorder.state !== 'inactive') recorder.stop();
       stopped = true;
       for (const timer of timers) clearTimeout(timer);
-      timers.clear();
       if (stream) stopTracks(stream);
-      stream = null;
-    },
-
-    setOptions(next) {
-      options = { ...options, ...next };
     },
   };
 }

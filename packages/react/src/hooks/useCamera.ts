@@ -4,7 +4,7 @@
  */
 import { type RefObject, useEffect, useRef, useState } from 'react';
 import { useFerry } from '../context.tsx';
-import { type Camera, type CameraMode, type CameraState, createCamera, type LiveCameraOptions } from '../dom/camera.ts';
+import { type Camera, type CameraMode, type CameraState, createCamera } from '../dom/camera.ts';
 import { useI18n } from '../i18n.ts';
 
 export interface UseCameraOptions {
@@ -36,41 +36,33 @@ export function useCamera({
   const [state, setState] = useState<CameraState>({ status: 'prompt', recording: false, overlay: null });
   const videoRef = useRef<HTMLVideoElement>(null);
   const session = useRef<Camera | null>(null);
-  const live: LiveCameraOptions = {
-    countdown,
-    maxFileSize,
-    onCapture: (file) => {
-      const id = ferry.addFile({ data: file, name: file.name, type: file.type, source: 'camera' });
-      if (id) onCaptured?.(id);
-    },
-  };
-  const latest = useRef(live);
-  latest.current = live;
-  session.current?.setOptions(live);
+  // The session outlives renders: it reports captures through the latest callback.
+  const captured = useRef(onCaptured);
+  captured.current = onCaptured;
 
   useEffect(() => {
     const camera = createCamera({
       mode,
       facingMode,
-      ...latest.current,
       i18n: t,
       info: (message, type, duration) => ferry.info(message, type, duration),
       onChange: setState,
       onStream: (stream) => {
         if (videoRef.current) videoRef.current.srcObject = stream;
       },
+      onCapture: (file) => {
+        const id = ferry.addFile({ data: file, name: file.name, type: file.type, source: 'camera' });
+        if (id) captured.current?.(id);
+      },
     });
     session.current = camera;
-    return () => {
-      camera.stop();
-      session.current = null;
-    };
+    return () => camera.stop();
   }, [mode, facingMode, ferry, t]);
 
   return {
     ...state,
     videoRef,
-    takePicture: () => session.current?.takePicture(videoRef.current),
-    toggleRecording: () => session.current?.toggleRecording(),
+    takePicture: () => session.current?.takePicture(videoRef.current, countdown),
+    toggleRecording: () => session.current?.toggleRecording(maxFileSize),
   };
 }
