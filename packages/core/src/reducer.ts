@@ -31,12 +31,15 @@ export interface ProgressUpdate {
   bytesTotal: number | null;
 }
 
+/** The named state changes: preprocess, ready (preprocessed), pause, resume, postprocess. */
+export type Move = 'preprocess' | 'ready' | 'pause' | 'resume' | 'postprocess';
+
 /**
  * The named transitions of ARCHITECTURE's state diagram, `[from, to]`: a file moves only from one
  * of the `from` states; others are left as they are. Processors are not abortable, so a pre- or
  * postprocessing file cannot be paused.
  */
-const moves: Record<'preprocess' | 'ready' | 'pause' | 'resume' | 'postprocess', [FileState[], FileState]> = {
+const moves: Record<Move, [FileState[], FileState]> = {
   preprocess: [['waiting'], 'preprocessing'],
   ready: [['preprocessing'], 'waiting'],
   pause: [['waiting', 'uploading'], 'paused'],
@@ -47,7 +50,7 @@ const moves: Record<'preprocess' | 'ready' | 'pause' | 'resume' | 'postprocess',
 export type Action =
   | { type: 'add'; files: FerryFile[] }
   | { type: 'remove'; ids: string[] }
-  | { type: keyof typeof moves; ids: string[] }
+  | { type: Move; ids: string[] }
   | { type: 'start'; ids: string[]; at: number }
   | { type: 'progress'; updates: ProgressUpdate[] }
   | { type: 'processing'; id: string; phase: 'preprocess' | 'postprocess'; progress: ProcessingProgress | undefined }
