@@ -9,8 +9,9 @@
 //! - [`egress`]: the one outbound HTTP client, SSRF-safe (own DNS, vetted addresses only).
 //! - [`allowlist`]: the destination allowlist (`--upload-urls`); [`headers`]: forwarded-header filter.
 //! - [`url_meta`]: `POST /url/meta`; [`url_get`]: `POST /url/get` (creates a transfer job).
+//! - [`names`]: file names from `Content-Disposition` and URL paths.
 //! - [`jobs`]: the job table, state frames and controls; [`socket`]: the `/api/{token}` websocket.
-//! - [`transfer`]: the engine that streams a source to a destination.
+//! - [`transfer`]: the engine that streams a source to a destination (both behind traits).
 //! - [`metrics`]: `/metrics` in Prometheus text; [`cors`]: the CORS layer.
 //! - [`s3`]: the S3 signing routes.
 
@@ -22,6 +23,7 @@ pub mod error;
 pub mod headers;
 pub mod jobs;
 pub mod metrics;
+pub mod names;
 pub mod s3;
 pub mod socket;
 pub mod state;

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::error::CompanionError;
 use crate::state::AppState;
 use crate::transfer::request::{TransferRequest, UploadBody};
+use crate::transfer::url_source::UrlSource;
 
 async fn get(
     State(state): State<AppState>,
@@ -22,6 +23,7 @@ async fn get(
         .as_deref()
         .ok_or_else(|| CompanionError::BadRequest("Invalid request body".into()))?;
     let source = state.sources().check(raw_url)?;
+    let source = Box::new(UrlSource::new(state.sources().client().clone(), source));
     let request = TransferRequest::from_body(&state, source, body)?;
     let (token, job) = state.jobs().create();
     tokio::spawn(crate::transfer::run_job(

@@ -1,4 +1,6 @@
-//! The upload body of `/url/get` (Companion's field names) and its validated form.
+//! The upload body of `/url/get` (Companion's field names) and the validated transfer: the
+//! fields every transfer shares are read here, each destination reads its own
+//! ([`super::destination`]), and every destination URL is held to the allowlist by [`allowed`].
 
 use std::collections::BTreeMap;
 
@@ -7,6 +9,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use url::Url;
 
+use super::{Destination, Source, destination};
 use crate::error::CompanionError;
 use crate::state::AppState;
 
@@ -26,28 +29,11 @@ pub struct UploadBody {
     pub use_form_data: Option<bool>,
 }
 
-/// Where the bytes go.
-#[derive(Clone, Debug)]
-pub enum Destination {
-    Tus {
-        endpoint: Option<Url>,
-        upload_url: Option<Url>,
-    },
-    Multipart {
-        endpoint: Url,
-        put: bool,
-        form: bool,
-        fieldname: String,
-    },
-    /// A multipart upload into the configured bucket.
-    S3(crate::s3::S3State),
-}
-
-/// A validated transfer.
-#[derive(Clone, Debug)]
+/// A validated transfer, ready to run.
+#[derive(Debug)]
 pub struct TransferRequest {
-    pub source: Url,
-    pub destination: Destination,
+    pub source: Box<dyn Source>,
+    pub destination: Box<dyn Destination>,
     /// Size the client announced (the source's own length wins when it gives one).
     pub size: Option<u64>,
     /// Metadata values as strings.
@@ -57,88 +43,16 @@ pub struct TransferRequest {
 }
 
 impl TransferRequest {
-    /// Validates `body` against the allowlist.
+    /// Validates `body` for a transfer from `source`.
     pub fn from_body(
         state: &AppState,
-        source: Url,
+        source: Box<dyn Source>,
         body: UploadBody,
     ) -> Result<Self, CompanionError> {
-        let allowed = |raw: &str| -> Result<Url, CompanionError> {
-            let url = Url::parse(raw.trim())
-                .map_err(|_| CompanionError::BadRequest("Invalid request body".into()))?;
-            if !state.allowlist().allows(&url) {
-                return Err(CompanionError::Forbidden(
-                    "upload destination does not match any allowed destinations".into(),
-                ));
-            }
-            Ok(url)
-        };
-        let endpoint = body
-            .endpoint
-            .as_deref()
-            .filter(|s| !s.is_empty())
-            .map(allowed)
+        let endpoint = non_empty(body.endpoint.as_deref())
+            .map(|raw| allowed(state, raw))
             .transpose()?;
-        let protocol = body.protocol.as_deref().unwrap_or("multipart");
-        let destination = match protocol {
-            "tus" => {
-                let upload_url = body
-                    .upload_url
-                    .as_deref()
-                    .filter(|s| !s.is_empty())
-                    .map(allowed)
-                    .transpose()?;
-                if endpoint.is_none() && upload_url.is_none() {
-                    return Err(CompanionError::BadRequest(
-                        "no destination specified".into(),
-                    ));
-                }
-                Destination::Tus {
-                    endpoint,
-                    upload_url,
-                }
-            }
-            "multipart" => {
-                let endpoint = endpoint
-                    .ok_or_else(|| CompanionError::BadRequest("no destination specified".into()))?;
-                let put = match body
-                    .http_method
-                    .as_deref()
-                    .map(str::to_ascii_uppercase)
-                    .as_deref()
-                {
-                    None | Some("POST") => false,
-                    Some("PUT") => true,
-                    Some(_) => {
-                        return Err(CompanionError::BadRequest(
-                            "unsupported HTTP METHOD specified".into(),
-                        ));
-                    }
-                };
-                Destination::Multipart {
-                    endpoint,
-                    put,
-                    form: body.use_form_data.unwrap_or(true),
-                    fieldname: body
-                        .fieldname
-                        .filter(|f| !f.is_empty())
-                        .unwrap_or_else(|| "files[]".into()),
-                }
-            }
-            "s3-multipart" => match &state.config().s3 {
-                Some(s3) => Destination::S3(s3.clone()),
-                None => {
-                    return Err(CompanionError::BadRequest(
-                        "s3-multipart transfers are not available on this server".into(),
-                    ));
-                }
-            },
-            _ => {
-                return Err(CompanionError::BadRequest(
-                    "unsupported protocol specified".into(),
-                ));
-            }
-        };
+        let destination = destination::parse(state, &body, endpoint)?;
         let size = match &body.size {
             Some(Value::Number(n)) => n.as_u64(),
             Some(Value::String(s)) => s.parse().ok(),
@@ -170,4 +84,21 @@ impl TransferRequest {
             headers,
         })
     }
+}
+
+/// `raw` as a destination URL the allowlist accepts.
+pub fn allowed(state: &AppState, raw: &str) -> Result<Url, CompanionError> {
+    let url = Url::parse(raw.trim())
+        .map_err(|_| CompanionError::BadRequest("Invalid request body".into()))?;
+    if !state.allowlist().allows(&url) {
+        return Err(CompanionError::Forbidden(
+            "upload destination does not match any allowed destinations".into(),
+        ));
+    }
+    Ok(url)
+}
+
+/// A body field, unless absent or empty.
+pub fn non_empty(field: Option<&str>) -> Option<&str> {
+    field.filter(|s| !s.is_empty())
 }

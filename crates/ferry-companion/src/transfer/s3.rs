@@ -2,8 +2,8 @@
 //! signing routes' settings and S3 calls, `crate::s3`), parts of max(size / 10,000, 5 MiB), up
 //! to [`IN_FLIGHT`] of them uploading at once. Each part is held in memory while it uploads
 //! (S3 needs its length), so memory stays at most `IN_FLIGHT + 1` parts. A resumed attempt keeps
-//! the contiguous run of finished parts and re-reads the source from there; cancel aborts the
-//! upload.
+//! the contiguous run of finished parts and re-reads the source from there; a failed attempt is
+//! not retried; cancel aborts the upload.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,8 +14,12 @@ use rusty_s3::S3Action as _;
 use serde_json::json;
 use tokio::task::JoinSet;
 
-use super::{Ctx, Done, Fail, source};
+use super::destination::Destination;
+use super::request::UploadBody;
+use super::{Done, Transfer, TransferError};
+use crate::error::CompanionError;
 use crate::s3::{S3State, key, store};
+use crate::state::AppState;
 
 /// Parts uploading at once.
 pub const IN_FLIGHT: usize = 3;
@@ -26,7 +30,7 @@ const PART_TTL: Duration = Duration::from_secs(3600);
 
 /// One S3 multipart upload being driven.
 #[derive(Debug)]
-pub struct S3Dest {
+pub struct S3Destination {
     s3: S3State,
     key: Option<String>,
     upload_id: Option<String>,
@@ -36,49 +40,82 @@ pub struct S3Dest {
     parts: Arc<Mutex<Vec<(u16, String, u64)>>>,
 }
 
-impl S3Dest {
-    pub fn new(s3: S3State) -> Self {
-        Self {
+impl S3Destination {
+    /// The configured bucket; the body has no field of its own for this protocol.
+    pub fn parse(
+        state: &AppState,
+        _body: &UploadBody,
+        _endpoint: Option<url::Url>,
+    ) -> Result<Box<dyn Destination>, CompanionError> {
+        let s3 = state.config().s3.clone().ok_or_else(|| {
+            CompanionError::BadRequest(
+                "s3-multipart transfers are not available on this server".into(),
+            )
+        })?;
+        Ok(Box::new(Self {
             s3,
             key: None,
             upload_id: None,
             part_size: 0,
             parts: Arc::default(),
+        }))
+    }
+
+    async fn collect(
+        &mut self,
+        running: &mut JoinSet<Result<(), TransferError>>,
+    ) -> Result<(), TransferError> {
+        match running.join_next().await {
+            Some(Ok(Ok(()))) => Ok(()),
+            Some(Ok(Err(fail))) => Err(fail),
+            Some(Err(e)) => Err(TransferError::Retryable(format!("part task: {e}"))),
+            None => Ok(()),
         }
     }
 
+    /// Keeps parts 1..=n without gaps (later ones are uploaded again); returns their byte
+    /// count and n.
+    fn keep_contiguous_parts(&mut self) -> (u64, usize) {
+        let mut parts = lock(&self.parts);
+        parts.sort_by_key(|p| p.0);
+        let n = parts
+            .iter()
+            .enumerate()
+            .take_while(|(i, p)| usize::from(p.0) == i + 1)
+            .count();
+        parts.truncate(n);
+        (parts.iter().map(|p| p.2).sum(), n)
+    }
+}
+
+#[async_trait::async_trait]
+impl Destination for S3Destination {
     /// One attempt from the end of the finished parts to the end of the source.
-    pub async fn attempt(&mut self, ctx: &Ctx) -> Result<Done, Fail> {
+    async fn attempt(&mut self, transfer: &Transfer) -> Result<Done, TransferError> {
         let (offset, finished) = self.keep_contiguous_parts();
-        let mut feeder = source::open(ctx, offset).await?;
-        ctx.progress.set_total(feeder.total);
+        let feeder = transfer.open(offset).await?;
+        transfer.progress.set_total(feeder.total());
         if self.upload_id.is_none() {
-            let name = ctx
-                .req
-                .metadata
-                .get("name")
-                .cloned()
-                .unwrap_or_else(|| "file".into());
-            let key = key::new_key(&self.s3.settings, None, &name);
+            let key = key::new_key(&self.s3.settings, None, &transfer.file_name());
             let mut headers = Vec::new();
-            if let Some(kind) = ctx.req.metadata.get("type") {
+            if let Some(kind) = transfer.metadata.get("type") {
                 headers.push(("content-type".to_owned(), kind.clone()));
             }
             let id = store::create(&self.s3, &key, &headers)
                 .await
                 .map_err(s3_fail)?;
             self.part_size = feeder
-                .total
+                .total()
                 .map_or(MIN_PART, |t| t.div_ceil(10_000).max(MIN_PART));
             self.key = Some(key);
             self.upload_id = Some(id);
         }
         let (Some(key), Some(upload_id)) = (self.key.clone(), self.upload_id.clone()) else {
-            return Err(Fail::Fatal("upload failed".into()));
+            return Err(TransferError::Fatal("upload failed".into()));
         };
         let mut number = u16::try_from(finished + 1)
-            .map_err(|_| Fail::Fatal("upload failed: too many parts".into()))?;
-        let mut running: JoinSet<Result<(), Fail>> = JoinSet::new();
+            .map_err(|_| TransferError::Fatal("upload failed: too many parts".into()))?;
+        let mut running: JoinSet<Result<(), TransferError>> = JoinSet::new();
         loop {
             let mut buf = BytesMut::new();
             while (buf.len() as u64) < self.part_size {
@@ -93,7 +130,7 @@ impl S3Dest {
                     self.collect(&mut running).await?;
                 }
                 let part = put_part(
-                    ctx.state.destinations().client().clone(),
+                    transfer.client().clone(),
                     self.s3.clone(),
                     key.clone(),
                     upload_id.clone(),
@@ -108,7 +145,7 @@ impl S3Dest {
                 });
                 number = number
                     .checked_add(1)
-                    .ok_or_else(|| Fail::Fatal("upload failed: too many parts".into()))?;
+                    .ok_or_else(|| TransferError::Fatal("upload failed: too many parts".into()))?;
             }
             if last {
                 break;
@@ -134,31 +171,8 @@ impl S3Dest {
         })
     }
 
-    async fn collect(&mut self, running: &mut JoinSet<Result<(), Fail>>) -> Result<(), Fail> {
-        match running.join_next().await {
-            Some(Ok(Ok(()))) => Ok(()),
-            Some(Ok(Err(fail))) => Err(fail),
-            Some(Err(e)) => Err(Fail::Retryable(format!("part task: {e}"))),
-            None => Ok(()),
-        }
-    }
-
-    /// Keeps parts 1..=n without gaps (later ones are uploaded again); returns their byte
-    /// count and n.
-    fn keep_contiguous_parts(&mut self) -> (u64, usize) {
-        let mut parts = lock(&self.parts);
-        parts.sort_by_key(|p| p.0);
-        let n = parts
-            .iter()
-            .enumerate()
-            .take_while(|(i, p)| usize::from(p.0) == i + 1)
-            .count();
-        parts.truncate(n);
-        (parts.iter().map(|p| p.2).sum(), n)
-    }
-
-    /// Best-effort abort after a cancel.
-    pub async fn terminate(&self) {
+    /// Best-effort abort.
+    async fn cancel(&mut self, _transfer: &Transfer) {
         if let (Some(key), Some(id)) = (&self.key, &self.upload_id) {
             if let Err(e) = store::abort(&self.s3, key, id).await {
                 tracing::info!(error = %e, "S3 abort failed");
@@ -174,7 +188,7 @@ async fn put_part(
     upload_id: String,
     number: u16,
     bytes: Bytes,
-) -> Result<(u16, String, u64), Fail> {
+) -> Result<(u16, String, u64), TransferError> {
     let url = s3
         .bucket
         .upload_part(Some(&s3.credentials), &key, number, &upload_id)
@@ -186,7 +200,7 @@ async fn put_part(
         .body(bytes)
         .send()
         .await
-        .map_err(|e| Fail::Retryable(format!("S3 part {number}: {e}")))?;
+        .map_err(|e| TransferError::Retryable(format!("S3 part {number}: {e}")))?;
     let status = resp.status();
     if !status.is_success() {
         let msg = format!(
@@ -194,16 +208,16 @@ async fn put_part(
             status.as_u16()
         );
         return Err(if status.is_server_error() {
-            Fail::Retryable(msg)
+            TransferError::Retryable(msg)
         } else {
-            Fail::Fatal(msg)
+            TransferError::Fatal(msg)
         });
     }
     let etag = resp
         .headers()
         .get(ETAG)
         .and_then(|v| v.to_str().ok())
-        .ok_or_else(|| Fail::Retryable(format!("S3 part {number}: no ETag")))?
+        .ok_or_else(|| TransferError::Retryable(format!("S3 part {number}: no ETag")))?
         .to_owned();
     Ok((number, etag, size))
 }
@@ -215,7 +229,7 @@ fn lock(
     parts.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn s3_fail(e: crate::s3::S3Error) -> Fail {
+fn s3_fail(e: crate::s3::S3Error) -> TransferError {
     tracing::info!(error = %e, "S3 call failed");
-    Fail::Retryable(format!("upload failed: {e}"))
+    TransferError::Retryable(format!("upload failed: {e}"))
 }

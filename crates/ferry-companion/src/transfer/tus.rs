@@ -1,18 +1,22 @@
 //! The tus destination: creates the upload (or resumes `uploadUrl`), asks the server for its
 //! offset, re-reads the source from there and PATCHes it in chunks; deferred length when the
-//! source does not say how long it is. Cancel terminates the upload.
-
-use std::sync::Arc;
+//! source does not say how long it is. Failed attempts are retried; cancel terminates the
+//! upload.
+//!
+//! The protocol pieces (header names, metadata encoding) are the client's side of what
+//! `ferry-tus` parses; they are written out here because the companion must not depend on the
+//! server crate (it never touches a store).
 
 use base64::Engine as _;
 use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
-use reqwest::{Response, StatusCode};
-use tokio::sync::Mutex;
-use tokio_util::sync::CancellationToken;
+use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use url::Url;
 
-use super::source::{self, Feeder};
-use super::{Ctx, Done, Fail};
+use super::destination::Destination;
+use super::request::{UploadBody, allowed, non_empty};
+use super::{Done, Feeder, Transfer, TransferError};
+use crate::error::CompanionError;
+use crate::state::AppState;
 
 const TUS_RESUMABLE: &str = "Tus-Resumable";
 const UPLOAD_OFFSET: &str = "Upload-Offset";
@@ -20,244 +24,231 @@ const UPLOAD_LENGTH: &str = "Upload-Length";
 
 /// One tus upload being driven.
 #[derive(Debug)]
-pub struct TusDest {
+pub struct TusDestination {
     endpoint: Option<Url>,
     upload_url: Option<Url>,
 }
 
-impl TusDest {
-    pub fn new(endpoint: Option<Url>, upload_url: Option<Url>) -> Self {
-        Self {
+impl TusDestination {
+    /// `endpoint` and/or `uploadUrl` (an upload to resume), both held to the allowlist.
+    pub fn parse(
+        state: &AppState,
+        body: &UploadBody,
+        endpoint: Option<Url>,
+    ) -> Result<Box<dyn Destination>, CompanionError> {
+        let upload_url = non_empty(body.upload_url.as_deref())
+            .map(|raw| allowed(state, raw))
+            .transpose()?;
+        if endpoint.is_none() && upload_url.is_none() {
+            return Err(CompanionError::BadRequest(
+                "no destination specified".into(),
+            ));
+        }
+        Ok(Box::new(Self {
             endpoint,
             upload_url,
+        }))
+    }
+
+    /// A tus request to `url` with the client's forwarded headers.
+    fn request(transfer: &Transfer, method: Method, url: &Url) -> RequestBuilder {
+        transfer
+            .client()
+            .request(method, url.clone())
+            .headers(transfer.headers.clone())
+            .header(TUS_RESUMABLE, "1.0.0")
+    }
+
+    /// PATCHes the source from the feeder's position to its end, chunk by chunk.
+    async fn patch_all(
+        &self,
+        transfer: &Transfer,
+        url: &Url,
+        feeder: Feeder,
+        mut announce: bool,
+    ) -> Result<(), TransferError> {
+        let chunk = transfer.state.config().tus_chunk_size.max(1);
+        let total = feeder.total();
+        loop {
+            let (position, eof) = feeder.fill().await?;
+            if eof {
+                if announce {
+                    // Deferred length: announce it now that the source has ended.
+                    let empty = reqwest::Body::from(Vec::new());
+                    let req = patch(transfer, url, position, Some(position), Some(0));
+                    let resp = req.body(empty).send().await;
+                    let resp = checked(resp, StatusCode::NO_CONTENT, "PATCH")?;
+                    check_offset(&resp, position)?;
+                }
+                return Ok(());
+            }
+            let len = total.map(|t| (t - position).min(chunk));
+            let length = if announce { total } else { None };
+            announce &= length.is_none();
+            let (body, outcome) = feeder.body(len.unwrap_or(chunk));
+            let req = patch(transfer, url, position, length, len).body(body);
+            let resp = outcome.settle(req.send().await, "tus PATCH")?;
+            let resp = status_ok(resp, StatusCode::NO_CONTENT, "PATCH")?;
+            check_offset(&resp, feeder.position().await)?;
         }
     }
 
+    /// The destination's offset and length for the upload at `url`.
+    async fn head(
+        &mut self,
+        transfer: &Transfer,
+        url: &Url,
+    ) -> Result<(u64, Option<u64>), TransferError> {
+        let resp = Self::request(transfer, Method::HEAD, url)
+            .send()
+            .await
+            .map_err(|e| TransferError::Retryable(format!("tus HEAD: {e}")))?;
+        if matches!(resp.status(), StatusCode::NOT_FOUND | StatusCode::GONE)
+            && self.endpoint.is_some()
+        {
+            // The upload is gone: start a new one on the next attempt.
+            self.upload_url = None;
+            return Err(TransferError::Retryable("tus upload gone".into()));
+        }
+        let resp = status_ok(resp, StatusCode::OK, "HEAD")?;
+        let offset = header_u64(&resp, UPLOAD_OFFSET)
+            .ok_or_else(|| TransferError::Retryable("tus HEAD: invalid offset".into()))?;
+        Ok((offset, header_u64(&resp, UPLOAD_LENGTH)))
+    }
+
+    /// Creates the upload; its URL, held to the allowlist.
+    async fn create(&self, transfer: &Transfer, total: Option<u64>) -> Result<Url, TransferError> {
+        let endpoint = self
+            .endpoint
+            .as_ref()
+            .ok_or_else(|| TransferError::Fatal("upload failed: no tus endpoint".into()))?;
+        let mut req = Self::request(transfer, Method::POST, endpoint).header(CONTENT_LENGTH, 0);
+        match total {
+            Some(len) => req = req.header(UPLOAD_LENGTH, len),
+            None => req = req.header("Upload-Defer-Length", "1"),
+        }
+        let meta = encode_metadata(&transfer.metadata);
+        if !meta.is_empty() {
+            req = req.header("Upload-Metadata", meta);
+        }
+        let resp = checked(req.send().await, StatusCode::CREATED, "POST")?;
+        let location = resp
+            .headers()
+            .get(LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| TransferError::Fatal("upload failed: missing Location header".into()))?;
+        let url = endpoint
+            .join(location)
+            .map_err(|_| TransferError::Fatal("upload failed: invalid Location header".into()))?;
+        if !transfer.state.allowlist().allows(&url) {
+            return Err(TransferError::Fatal(
+                "upload failed: Location outside the allowed destinations".into(),
+            ));
+        }
+        Ok(url)
+    }
+}
+
+#[async_trait::async_trait]
+impl Destination for TusDestination {
     /// One attempt from the destination's current offset to the end.
-    pub async fn attempt(&mut self, ctx: &Ctx) -> Result<Done, Fail> {
+    async fn attempt(&mut self, transfer: &Transfer) -> Result<Done, TransferError> {
         let (offset, length) = match self.upload_url.clone() {
-            Some(url) => self.head(ctx, &url).await?,
+            Some(url) => self.head(transfer, &url).await?,
             None => (0, None),
         };
-        let mut feeder = source::open(ctx, offset).await?;
-        if let (Some(len), Some(total)) = (length, feeder.total) {
+        let feeder = transfer.open(offset).await?;
+        if let (Some(len), Some(total)) = (length, feeder.total()) {
             if len != total {
-                return Err(Fail::Fatal(
+                return Err(TransferError::Fatal(
                     "Upload error: the source length changed".into(),
                 ));
             }
         }
-        ctx.progress.set_total(feeder.total.or(length));
+        transfer.progress.set_total(feeder.total().or(length));
         // Whether the destination still needs to be told the length (deferred length).
         let (upload_url, announce) = match &self.upload_url {
             Some(url) => (url.clone(), length.is_none()),
             None => {
-                let url = self.create(ctx, feeder.total).await?;
+                let url = self.create(transfer, feeder.total()).await?;
                 self.upload_url = Some(url.clone());
-                (url, feeder.total.is_none())
+                (url, feeder.total().is_none())
             }
         };
-        feeder.fill().await?;
-        self.patch_all(ctx, &upload_url, feeder, announce).await?;
+        self.patch_all(transfer, &upload_url, feeder, announce)
+            .await?;
         Ok(Done {
             url: upload_url.to_string(),
             response: None,
         })
     }
 
-    async fn patch_all(
-        &mut self,
-        ctx: &Ctx,
-        url: &Url,
-        feeder: Feeder,
-        mut announce: bool,
-    ) -> Result<(), Fail> {
-        let chunk = ctx.state.config().tus_chunk_size.max(1);
-        let total = feeder.total;
-        let feeder = Arc::new(Mutex::new(feeder));
-        loop {
-            let (position, eof) = {
-                let mut f = feeder.lock().await;
-                f.fill().await?;
-                (f.position, f.eof)
-            };
-            if eof {
-                if announce {
-                    // Deferred length: announce it now that the source has ended.
-                    let resp = self
-                        .patch(
-                            ctx,
-                            url,
-                            position,
-                            Some(position),
-                            reqwest::Body::from(Vec::new()),
-                            Some(0),
-                        )
-                        .await?;
-                    check_offset(&resp, position)?;
-                }
-                return Ok(());
-            }
-            let len = total.map(|t| (t - position).min(chunk));
-            let failure = Arc::new(std::sync::Mutex::new(None));
-            // Ends the body when this attempt is dropped (pause, cancel, stall).
-            let stop = CancellationToken::new();
-            let _stop_on_drop = stop.clone().drop_guard();
-            let body = source::body(
-                feeder.clone(),
-                len.unwrap_or(chunk),
-                failure.clone(),
-                stop.clone(),
-            );
-            let length = if announce { total } else { None };
-            announce &= length.is_none();
-            let sent = self.patch(ctx, url, position, length, body, len).await;
-            if let Some(fail) = failure.lock().ok().and_then(|mut f| f.take()) {
-                return Err(fail);
-            }
-            let resp = sent?;
-            let reached = feeder.lock().await.position;
-            check_offset(&resp, reached)?;
-        }
-    }
-
-    async fn patch(
-        &self,
-        ctx: &Ctx,
-        url: &Url,
-        offset: u64,
-        length: Option<u64>,
-        body: reqwest::Body,
-        content_length: Option<u64>,
-    ) -> Result<Response, Fail> {
-        let mut req = ctx
-            .state
-            .destinations()
-            .client()
-            .patch(url.clone())
-            .headers(ctx.req.headers.clone())
-            .header(TUS_RESUMABLE, "1.0.0")
-            .header(UPLOAD_OFFSET, offset)
-            .header(CONTENT_TYPE, "application/offset+octet-stream")
-            .body(body);
-        if let Some(len) = content_length {
-            req = req.header(CONTENT_LENGTH, len);
-        }
-        if let Some(len) = length {
-            req = req.header(UPLOAD_LENGTH, len);
-        }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| Fail::Retryable(format!("tus PATCH: {e}")))?;
-        status_ok(resp, StatusCode::NO_CONTENT, "PATCH")
-    }
-
-    async fn head(&mut self, ctx: &Ctx, url: &Url) -> Result<(u64, Option<u64>), Fail> {
-        let resp = ctx
-            .state
-            .destinations()
-            .client()
-            .head(url.clone())
-            .headers(ctx.req.headers.clone())
-            .header(TUS_RESUMABLE, "1.0.0")
-            .send()
-            .await
-            .map_err(|e| Fail::Retryable(format!("tus HEAD: {e}")))?;
-        if matches!(resp.status(), StatusCode::NOT_FOUND | StatusCode::GONE)
-            && self.endpoint.is_some()
-        {
-            // The upload is gone: start a new one on the next attempt.
-            self.upload_url = None;
-            return Err(Fail::Retryable("tus upload gone".into()));
-        }
-        let resp = status_ok(resp, StatusCode::OK, "HEAD")?;
-        let offset = header_u64(&resp, UPLOAD_OFFSET)
-            .ok_or_else(|| Fail::Retryable("tus HEAD: invalid offset".into()))?;
-        Ok((offset, header_u64(&resp, UPLOAD_LENGTH)))
-    }
-
-    async fn create(&mut self, ctx: &Ctx, total: Option<u64>) -> Result<Url, Fail> {
-        let endpoint = self
-            .endpoint
-            .clone()
-            .ok_or_else(|| Fail::Fatal("upload failed: no tus endpoint".into()))?;
-        let mut req = ctx
-            .state
-            .destinations()
-            .client()
-            .post(endpoint.clone())
-            .headers(ctx.req.headers.clone())
-            .header(TUS_RESUMABLE, "1.0.0")
-            .header(CONTENT_LENGTH, 0);
-        match total {
-            Some(len) => req = req.header(UPLOAD_LENGTH, len),
-            None => req = req.header("Upload-Defer-Length", "1"),
-        }
-        let meta = encode_metadata(&ctx.req.metadata);
-        if !meta.is_empty() {
-            req = req.header("Upload-Metadata", meta);
-        }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| Fail::Retryable(format!("tus POST: {e}")))?;
-        let resp = status_ok(resp, StatusCode::CREATED, "POST")?;
-        let location = resp
-            .headers()
-            .get(LOCATION)
-            .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| Fail::Fatal("upload failed: missing Location header".into()))?;
-        let url = endpoint
-            .join(location)
-            .map_err(|_| Fail::Fatal("upload failed: invalid Location header".into()))?;
-        if !ctx.state.allowlist().allows(&url) {
-            return Err(Fail::Fatal(
-                "upload failed: Location outside the allowed destinations".into(),
-            ));
-        }
-        Ok(url)
-    }
-
-    /// Best-effort termination after a cancel.
-    pub async fn terminate(&self, ctx: &Ctx) {
+    /// Best-effort termination.
+    async fn cancel(&mut self, transfer: &Transfer) {
         let Some(url) = &self.upload_url else { return };
-        let sent = ctx
-            .state
-            .destinations()
-            .client()
-            .delete(url.clone())
-            .headers(ctx.req.headers.clone())
-            .header(TUS_RESUMABLE, "1.0.0")
-            .send()
-            .await;
+        let sent = Self::request(transfer, Method::DELETE, url).send().await;
         if let Err(e) = sent {
             tracing::info!(error = %e, "tus termination failed");
         }
     }
+
+    fn retries(&self) -> bool {
+        true
+    }
+}
+
+/// A PATCH at `offset`, announcing `length` when given, of a body of `content_length` bytes
+/// when known.
+fn patch(
+    transfer: &Transfer,
+    url: &Url,
+    offset: u64,
+    length: Option<u64>,
+    content_length: Option<u64>,
+) -> RequestBuilder {
+    let mut req = TusDestination::request(transfer, Method::PATCH, url)
+        .header(UPLOAD_OFFSET, offset)
+        .header(CONTENT_TYPE, "application/offset+octet-stream");
+    if let Some(len) = content_length {
+        req = req.header(CONTENT_LENGTH, len);
+    }
+    if let Some(len) = length {
+        req = req.header(UPLOAD_LENGTH, len);
+    }
+    req
 }
 
 fn header_u64(resp: &Response, name: &str) -> Option<u64> {
     resp.headers().get(name)?.to_str().ok()?.trim().parse().ok()
 }
 
-fn status_ok(resp: Response, want: StatusCode, verb: &str) -> Result<Response, Fail> {
+/// A sent request's answer, when its status is `want`.
+fn checked(
+    sent: reqwest::Result<Response>,
+    want: StatusCode,
+    verb: &str,
+) -> Result<Response, TransferError> {
+    let resp = sent.map_err(|e| TransferError::Retryable(format!("tus {verb}: {e}")))?;
+    status_ok(resp, want, verb)
+}
+
+fn status_ok(resp: Response, want: StatusCode, verb: &str) -> Result<Response, TransferError> {
     let s = resp.status();
     if s == want || (want == StatusCode::NO_CONTENT && s == StatusCode::OK) {
         return Ok(resp);
     }
     let msg = format!("upload failed: tus {verb} answered {}", s.as_u16());
     if s.is_server_error() || matches!(s.as_u16(), 409 | 423 | 429) {
-        Err(Fail::Retryable(msg))
+        Err(TransferError::Retryable(msg))
     } else {
-        Err(Fail::Fatal(msg))
+        Err(TransferError::Fatal(msg))
     }
 }
 
-fn check_offset(resp: &Response, expected: u64) -> Result<(), Fail> {
+fn check_offset(resp: &Response, expected: u64) -> Result<(), TransferError> {
     match header_u64(resp, UPLOAD_OFFSET) {
         Some(o) if o == expected => Ok(()),
-        _ => Err(Fail::Retryable("tus PATCH: invalid offset".into())),
+        _ => Err(TransferError::Retryable("tus PATCH: invalid offset".into())),
     }
 }
 
