@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
@@ -202,7 +203,9 @@ async fn a_reconnecting_socket_gets_the_latest_state_at_once() {
     assert_eq!(sha256_hex(&stored), sha256_hex(&data));
 }
 
-#[tokio::test]
+// On a paused clock: the test's sleep passes the 100 ms socket wait without real waiting, and
+// the job's timer, being earlier, has always fired by the time the test wakes.
+#[tokio::test(start_paused = true)]
 async fn a_job_without_socket_is_dropped_and_never_fetches() {
     let origin = Origin::start(random_bytes(1000), OriginOptions::default()).await;
     let tus = TusDest::start().await;
@@ -240,20 +243,111 @@ async fn oversized_socket_messages_close_only_that_socket() {
     let mut bad = socket(&companion, &token).await;
     progress_at_least(&mut good, GATE).await;
     use futures_util::SinkExt;
-    let flood = "x".repeat(64 * 1024);
-    let _ = bad
-        .send(tokio_tungstenite::tungstenite::Message::Text(flood.into()))
-        .await;
+    use tokio_tungstenite::tungstenite::Message;
+    // Many small junk messages are read and ignored...
     for _ in 0..200 {
-        let _ = bad
-            .send(tokio_tungstenite::tungstenite::Message::Text(
-                "{\"action\":\"nonsense\"}".into(),
-            ))
-            .await;
+        bad.send(Message::Text("{\"action\":\"nonsense\"}".into()))
+            .await
+            .expect("a small message is accepted");
     }
+    // ...but one over the cap closes that socket, while the transfer is still held at the gate.
+    // The send itself may fail: the server can close while the message is still being written.
+    let flood = "x".repeat(64 * 1024);
+    let _ = bad.send(Message::Text(flood.into())).await;
+    closed(&mut bad).await;
     origin.open_gate();
     let (last, _) = finish(&mut good).await;
     assert_eq!(last["action"], "success");
     let stored = download(last["payload"]["url"].as_str().expect("url")).await;
     assert_eq!(sha256_hex(&stored), sha256_hex(&data));
+}
+
+/// Reads `ws` until the server closes it (frames sent before the close are skipped); fails
+/// after 5 s.
+async fn closed(ws: &mut Socket) {
+    use futures_util::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let read_to_end = async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
+                Some(Ok(_)) => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), read_to_end)
+        .await
+        .expect("the server closed the socket");
+}
+
+/// An origin whose file changes after the first GET: the first answer (`ETag: "v1"`) holds
+/// after [`GATE`] bytes; later ones serve other bytes under `ETag: "v2"`, honouring `If-Range`
+/// as HTTP says (a validator that no longer matches gets the whole new file). Records each
+/// GET's `If-Range`.
+async fn changing_origin() -> (ferry_testkit::TestServer, Arc<Mutex<Vec<Option<String>>>>) {
+    use axum::http::{HeaderMap, StatusCode, header};
+    let seen: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
+    let log = seen.clone();
+    let file = move |headers: HeaderMap| {
+        let log = log.clone();
+        async move {
+            let if_range = headers
+                .get(header::IF_RANGE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let first = {
+                let mut log = log.lock().expect("log");
+                log.push(if_range.clone());
+                log.len() == 1
+            };
+            let old = bytes::Bytes::from(random_bytes(SIZE));
+            if first {
+                let head = futures_util::stream::iter([Ok::<_, std::io::Error>(
+                    old.slice(..GATE as usize),
+                )]);
+                let held = futures_util::StreamExt::chain(head, futures_util::stream::pending());
+                let headers = [
+                    (header::ETAG, "\"v1\"".to_owned()),
+                    (header::CONTENT_LENGTH, SIZE.to_string()),
+                ];
+                return (StatusCode::OK, headers, axum::body::Body::from_stream(held));
+            }
+            assert_ne!(
+                if_range.as_deref(),
+                Some("\"v2\""),
+                "a validator never served"
+            );
+            let headers = [
+                (header::ETAG, "\"v2\"".to_owned()),
+                (header::CONTENT_LENGTH, SIZE.to_string()),
+            ];
+            (StatusCode::OK, headers, axum::body::Body::from(old))
+        }
+    };
+    let router = axum::Router::new().route("/file.bin", axum::routing::get(file));
+    (ferry_testkit::TestServer::start(router).await, seen)
+}
+
+#[tokio::test]
+async fn a_source_that_changed_while_paused_fails_instead_of_splicing() {
+    let (origin, seen) = changing_origin().await;
+    let tus = TusDest::start().await;
+    let companion = companion(config(&[tus.origin()]), no_names()).await;
+    let body =
+        json!({"url": origin.url("/file.bin"), "protocol": "tus", "endpoint": tus.endpoint()});
+    let token = start_transfer(&companion, body).await;
+    let mut ws = socket(&companion, &token).await;
+    progress_at_least(&mut ws, GATE).await;
+    send_action(&mut ws, "pause").await;
+    send_action(&mut ws, "resume").await;
+    let (last, _) = finish(&mut ws).await;
+    assert_eq!(
+        last,
+        json!({"action": "error", "payload": {"error": {"message": "Upload error: the source changed during the transfer"}}})
+    );
+    assert_eq!(
+        *seen.lock().expect("log"),
+        vec![None, Some("\"v1\"".to_owned())],
+        "the resumed GET carries the first answer's validator"
+    );
 }
