@@ -4,7 +4,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 /// Settings of the companion.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct CompanionConfig {
     /// Allow sources and destinations on loopback, private, link-local and similar addresses.
     pub allow_local_urls: bool,
@@ -24,8 +24,9 @@ pub struct CompanionConfig {
     pub stall_timeout: Duration,
     /// How long a finished job's last frame stays available to a reconnecting socket.
     pub keep_finished: Duration,
-    /// Secret shared with other instances (sealed provider tokens). Never logged.
-    pub secret: Option<String>,
+    /// Reserved for sealing cloud-provider tokens (shared by all instances); unused until
+    /// providers exist. Never logged.
+    pub secret: Option<ferry_s3::Secret>,
     /// Bytes per tus PATCH request.
     pub tus_chunk_size: u64,
     /// Addresses exempt from the local-address ban (tests and trusted infrastructure only).
@@ -56,21 +57,5 @@ impl Default for CompanionConfig {
             retry_delays: [0, 1000, 3000, 5000].map(Duration::from_millis).to_vec(),
             s3: None,
         }
-    }
-}
-
-impl std::fmt::Debug for CompanionConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CompanionConfig")
-            .field("allow_local_urls", &self.allow_local_urls)
-            .field("upload_urls", &self.upload_urls)
-            .field("own_origins", &self.own_origins)
-            .field("cors_origins", &self.cors_origins)
-            .field("max_file_size", &self.max_file_size)
-            .field("socket_wait", &self.socket_wait)
-            .field("stall_timeout", &self.stall_timeout)
-            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
-            .field("s3", &self.s3.as_ref().map(|s| &s.settings.bucket))
-            .finish_non_exhaustive()
     }
 }

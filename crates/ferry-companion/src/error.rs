@@ -20,6 +20,19 @@ pub enum CompanionError {
     /// The source could not be reached or broke off.
     #[error("Failed to fetch the file")]
     Unreachable(String),
+    /// No bearer token, or one that is malformed, forged or expired.
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    /// The token is valid, but what it names was not created under its subject.
+    #[error("this upload belongs to someone else")]
+    NotOwner,
+    /// The object store refused the request about the client's input (unknown upload, bad
+    /// part...) or reported a failure in its answer; its words are safe to show.
+    #[error("{message}")]
+    Store { status: StatusCode, message: String },
+    /// The object store could not be reached or answered something unusable.
+    #[error("the storage service failed")]
+    Upstream(String),
     /// The server configuration is invalid (startup only).
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -33,6 +46,10 @@ impl CompanionError {
     pub fn status_code(&self) -> StatusCode {
         match self {
             Self::BadRequest(_) | Self::Forbidden(_) => StatusCode::BAD_REQUEST,
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            Self::NotOwner => StatusCode::FORBIDDEN,
+            Self::Store { status, .. } => *status,
+            Self::Upstream(_) => StatusCode::BAD_GATEWAY,
             Self::SourceStatus(429) => StatusCode::TOO_MANY_REQUESTS,
             Self::SourceStatus(s) if (400..500).contains(s) => StatusCode::FAILED_DEPENDENCY,
             Self::SourceStatus(_) | Self::Unreachable(_) => StatusCode::BAD_GATEWAY,
@@ -41,10 +58,36 @@ impl CompanionError {
     }
 }
 
+impl CompanionError {
+    /// A [`CompanionError::BadRequest`] with `message`.
+    pub fn bad(message: impl Into<String>) -> Self {
+        Self::BadRequest(message.into())
+    }
+}
+
+impl From<ferry_s3::S3Error> for CompanionError {
+    fn from(e: ferry_s3::S3Error) -> Self {
+        use ferry_s3::S3Error;
+        match e {
+            S3Error::Client { status, message } => Self::Store {
+                status: StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
+                message,
+            },
+            S3Error::Failed(message) => Self::Store {
+                status: StatusCode::BAD_GATEWAY,
+                message,
+            },
+            S3Error::Upstream(cause) => Self::Upstream(cause),
+            S3Error::Config(message) => Self::Config(message),
+        }
+    }
+}
+
 impl IntoResponse for CompanionError {
     fn into_response(self) -> Response {
         match &self {
             Self::Unreachable(cause) => tracing::info!(%cause, "source unreachable"),
+            Self::Upstream(cause) => tracing::error!(%cause, "S3 request failed"),
             Self::Internal(cause) | Self::Config(cause) => {
                 tracing::error!(%cause, "companion error")
             }

@@ -24,7 +24,7 @@ fn now() -> u64 {
 #[tokio::test]
 async fn tokens_are_required_and_uploads_are_bound_to_their_subject() {
     let mut f = Fixture::start(|g| ferry_companion::s3::S3Settings {
-        auth_secret: Some(SECRET.to_owned()),
+        auth_secret: Some(ferry_s3::Secret::new(SECRET)),
         ..settings(g)
     })
     .await;
@@ -102,13 +102,15 @@ async fn a_failure_inside_a_200_complete_answer_is_an_error() {
     );
     let store = TestServer::start(store).await;
     let state = S3State::new(ferry_companion::s3::S3Settings {
-        endpoint: store.url(""),
-        bucket: "b".into(),
-        region: "r".into(),
-        access_key: "AK".into(),
-        secret_key: "SK".into(),
-        force_path_style: true,
-        key_prefix: String::new(),
+        bucket: ferry_s3::S3Bucket {
+            endpoint: store.url(""),
+            bucket: "b".into(),
+            region: "r".into(),
+            access_key: "AK".into(),
+            secret_key: ferry_s3::Secret::new("SK"),
+            force_path_style: true,
+            key_prefix: String::new(),
+        },
         expires: std::time::Duration::from_secs(60),
         auth_secret: None,
     })

@@ -18,13 +18,10 @@ const MIB: usize = 1024 * 1024;
 async fn setup() -> (Garage, TestServer) {
     let garage = Garage::start().await;
     let settings = S3Settings {
-        endpoint: garage.endpoint.clone(),
-        bucket: garage.bucket.clone(),
-        region: garage.region.clone(),
-        access_key: garage.access_key.clone(),
-        secret_key: garage.secret_key.clone(),
-        force_path_style: true,
-        key_prefix: "imports/".to_owned(),
+        bucket: ferry_s3::S3Bucket {
+            key_prefix: "imports/".to_owned(),
+            ..garage.bucket()
+        },
         expires: Duration::from_secs(300),
         auth_secret: None,
     };

@@ -192,6 +192,24 @@ impl Garage {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The bucket as Ferry's S3 settings (path style, no key prefix).
+    pub fn bucket(&self) -> ferry_s3::S3Bucket {
+        ferry_s3::S3Bucket {
+            endpoint: self.endpoint.clone(),
+            bucket: self.bucket.clone(),
+            region: self.region.clone(),
+            access_key: self.access_key.clone(),
+            secret_key: self.secret_key.clone().into(),
+            force_path_style: true,
+            key_prefix: String::new(),
+        }
+    }
+
+    /// A client on [`Garage::bucket`].
+    pub fn client(&self) -> ferry_s3::S3Client {
+        ferry_s3::S3Client::new(self.bucket()).expect("valid Garage settings")
+    }
+
     /// The key as rusty-s3 credentials.
     pub fn credentials(&self) -> Credentials {
         Credentials::new(self.access_key.clone(), self.secret_key.clone())

@@ -7,22 +7,12 @@ use ferry_testkit::garage::Garage;
 use ferry_testkit::{random_bytes, sha256_hex};
 use ferry_tus::UploadId;
 use ferry_tus::store::conformance;
-use ferry_tus::store::s3::{MIN_PART, S3Config, S3Store};
+use ferry_tus::store::s3::{MIN_PART, S3Store};
 use ferry_tus::store::{NewUpload, Store};
 use tokio::io::AsyncReadExt;
 
 fn store(garage: &Garage, prefix: &str) -> S3Store {
-    S3Store::new(S3Config {
-        endpoint: garage.endpoint.clone(),
-        bucket: garage.bucket.clone(),
-        region: garage.region.clone(),
-        access_key: garage.access_key.clone(),
-        secret_key: garage.secret_key.clone(),
-        force_path_style: true,
-        prefix: prefix.to_owned(),
-        part_size: MIN_PART,
-    })
-    .expect("store")
+    S3Store::new(garage.client(), prefix, MIN_PART)
 }
 
 #[tokio::test]
@@ -92,4 +82,103 @@ async fn s3_store_conforms_and_maps_onto_multipart() {
         s3.info(&id).await,
         Err(ferry_tus::StoreError::NotFound)
     ));
+}
+
+/// S3 may answer CompleteMultipartUpload with 200 and an `<Error>` body. The store must not
+/// take that for success: the write fails, the upload is neither complete nor counted as whole,
+/// and writing the last bytes again completes it once the store works.
+#[tokio::test]
+async fn an_error_inside_a_200_complete_answer_fails_the_upload() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use axum::extract::{Request, State};
+    use axum::response::{IntoResponse, Response};
+
+    #[derive(Clone)]
+    struct Proxy {
+        garage: String,
+        break_complete: Arc<AtomicBool>,
+        http: reqwest::Client,
+    }
+
+    /// Forwards every request to Garage unchanged (Host included, so signatures hold), except a
+    /// CompleteMultipartUpload while `break_complete` is set.
+    async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
+        let query = request.uri().query().unwrap_or_default().to_owned();
+        if request.method() == axum::http::Method::POST
+            && query.contains("uploadId=")
+            && proxy.break_complete.load(Ordering::SeqCst)
+        {
+            return "<?xml version=\"1.0\"?>\n<Error><Code>InternalError</Code><Message>We encountered an internal error. Please try again.</Message></Error>".into_response();
+        }
+        let url = format!("{}{}", proxy.garage, request.uri());
+        let mut out = proxy.http.request(request.method().clone(), url);
+        for (name, value) in request.headers() {
+            out = out.header(name, value);
+        }
+        let body = axum::body::to_bytes(request.into_body(), usize::MAX)
+            .await
+            .expect("body");
+        let answer = out.body(body).send().await.expect("garage");
+        let status = answer.status();
+        let headers = answer.headers().clone();
+        let bytes = answer.bytes().await.expect("garage body");
+        let mut response = (status, bytes).into_response();
+        *response.headers_mut() = headers;
+        response
+    }
+
+    let garage = Garage::start().await;
+    let break_complete = Arc::new(AtomicBool::new(true));
+    let proxy =
+        ferry_testkit::TestServer::start(axum::Router::new().fallback(forward).with_state(Proxy {
+            garage: garage.endpoint.clone(),
+            break_complete: break_complete.clone(),
+            http: reqwest::Client::new(),
+        }))
+        .await;
+    let client = ferry_s3::S3Client::new(ferry_s3::S3Bucket {
+        endpoint: proxy.url(""),
+        ..garage.bucket()
+    })
+    .expect("client");
+    let s3 = S3Store::new(client, "tus/", MIN_PART);
+
+    let bytes = random_bytes(MIN_PART + 4321);
+    let info = s3
+        .create(NewUpload {
+            length: Some(bytes.len() as u64),
+            ..NewUpload::default()
+        })
+        .await
+        .expect("create");
+    let id = UploadId::parse(&info.id).expect("our id");
+    let written = s3.write(&id, 0, &mut conformance::body_of(&bytes)).await;
+    assert!(written.is_err(), "a failed complete was taken for success");
+    let info = s3.info(&id).await.expect("info");
+    assert!(
+        !info.is_complete(),
+        "offset {} of {:?}",
+        info.offset,
+        info.length
+    );
+    assert!(s3.read(&id).await.is_err(), "no object may exist yet");
+
+    // Once the store completes again, the client resumes from the reported offset.
+    break_complete.store(false, Ordering::SeqCst);
+    let at = info.offset as usize;
+    let end = s3
+        .write(&id, info.offset, &mut conformance::body_of(&bytes[at..]))
+        .await
+        .expect("write after the store recovered");
+    assert_eq!(end, bytes.len() as u64);
+    let mut stored = Vec::new();
+    s3.read(&id)
+        .await
+        .expect("read")
+        .read_to_end(&mut stored)
+        .await
+        .expect("body");
+    assert_eq!(sha256_hex(&stored), sha256_hex(&bytes));
 }

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use clap::Args;
 use ferry_companion::CompanionConfig;
-use ferry_companion::s3::{S3Settings, S3State};
+use ferry_companion::s3::S3State;
 
 /// Options of the companion routes (link import, remote transfers, progress socket).
-#[derive(Clone, Default, Args)]
+#[derive(Clone, Debug, Default, Args)]
 pub struct CompanionArgs {
     /// Let link imports reach loopback, private, link-local and other non-public addresses.
     #[arg(long, env = "FERRY_ALLOW_LOCAL_URLS")]
@@ -24,9 +24,11 @@ pub struct CompanionArgs {
     #[arg(long, env = "FERRY_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
 
-    /// Secret shared by all instances (sealed provider tokens); never logged.
-    #[arg(long, env = "FERRY_SECRET", hide_env_values = true)]
-    pub secret: Option<String>,
+    /// Reserved: the secret instances will share to seal cloud-provider tokens. Accepted (also
+    /// as Companion's `COMPANION_SECRET`) so Companion deployments start unchanged; nothing uses
+    /// it until providers exist. Never logged.
+    #[arg(long, env = "FERRY_SECRET", hide_env_values = true, value_parser = crate::config::secret)]
+    pub secret: Option<ferry_s3::Secret>,
 
     /// Largest file a link import may transfer, in bytes (no limit when unset).
     #[arg(long, env = "FERRY_MAX_FILE_SIZE")]
@@ -46,34 +48,11 @@ pub struct CompanionArgs {
     pub public_url: Option<String>,
 }
 
-impl std::fmt::Debug for CompanionArgs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CompanionArgs")
-            .field("allow_local_urls", &self.allow_local_urls)
-            .field("upload_urls", &self.upload_urls)
-            .field("cors_origins", &self.cors_origins)
-            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
-            .field("max_file_size", &self.max_file_size)
-            .field("socket_wait", &self.socket_wait)
-            .field("stall_timeout", &self.stall_timeout)
-            .field("public_url", &self.public_url)
-            .finish()
-    }
-}
-
 impl CompanionArgs {
     /// The library settings, for a server listening on `listen`, with the bucket of
     /// `s3-multipart` transfers when one is configured.
-    pub fn to_config(
-        &self,
-        listen: SocketAddr,
-        s3: Option<S3Settings>,
-    ) -> std::io::Result<CompanionConfig> {
-        let s3 = s3
-            .map(S3State::new)
-            .transpose()
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        Ok(CompanionConfig {
+    pub fn to_config(&self, listen: SocketAddr, s3: Option<S3State>) -> CompanionConfig {
+        CompanionConfig {
             allow_local_urls: self.allow_local_urls,
             upload_urls: self.upload_urls.clone(),
             own_origins: own_origins(self.public_url.as_deref(), listen),
@@ -84,7 +63,7 @@ impl CompanionArgs {
             secret: self.secret.clone(),
             s3,
             ..CompanionConfig::default()
-        })
+        }
     }
 }
 

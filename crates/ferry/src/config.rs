@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use ferry_s3::Secret;
 
 /// Where `make` puts the built demo page; the default for `--ui-dir`.
 const BUILT_UI_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../apps/demo/dist");
@@ -139,7 +140,7 @@ impl Default for TusArgs {
 }
 
 /// Connection to an S3-compatible bucket. Unset means "no S3 configured".
-#[derive(Clone, Default, Args)]
+#[derive(Clone, Debug, Default, Args)]
 pub struct S3Args {
     /// S3 endpoint URL, e.g. `https://s3.eu-west-1.amazonaws.com` or `http://127.0.0.1:3900`.
     #[arg(long = "s3-endpoint", env = "FERRY_S3_ENDPOINT")]
@@ -165,9 +166,10 @@ pub struct S3Args {
     #[arg(
         long = "s3-secret-key",
         env = "FERRY_S3_SECRET_KEY",
-        hide_env_values = true
+        hide_env_values = true,
+        value_parser = secret
     )]
-    pub secret_key: Option<String>,
+    pub secret_key: Option<Secret>,
 
     /// Address buckets by path (`endpoint/bucket/key`) instead of by host name.
     #[arg(long = "s3-force-path-style", env = "FERRY_S3_FORCE_PATH_STYLE")]
@@ -190,31 +192,15 @@ pub struct S3Args {
     #[arg(
         long = "s3-auth-secret",
         env = "FERRY_S3_AUTH_SECRET",
-        hide_env_values = true
+        hide_env_values = true,
+        value_parser = secret
     )]
-    pub auth_secret: Option<String>,
+    pub auth_secret: Option<Secret>,
 }
 
-impl std::fmt::Debug for S3Args {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("S3Args")
-            .field("endpoint", &self.endpoint)
-            .field("bucket", &self.bucket)
-            .field("region", &self.region)
-            .field("access_key", &self.access_key)
-            .field(
-                "secret_key",
-                &self.secret_key.as_ref().map(|_| "<redacted>"),
-            )
-            .field("force_path_style", &self.force_path_style)
-            .field("key_prefix", &self.key_prefix)
-            .field("expires", &self.expires)
-            .field(
-                "auth_secret",
-                &self.auth_secret.as_ref().map(|_| "<redacted>"),
-            )
-            .finish()
-    }
+/// A secret option's value, kept out of `Debug` output.
+pub fn secret(raw: &str) -> Result<Secret, String> {
+    Ok(Secret::new(raw))
 }
 
 impl ServeConfig {

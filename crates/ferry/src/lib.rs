@@ -6,13 +6,13 @@
 //! - [`config`]: flags and environment; [`companion`]: the companion's options;
 //!   [`compat`]: Companion's `COMPANION_*` environment names mapped onto Ferry's.
 //! - [`ui`]: the static web page at `/`.
-//! - `s3_signing`: `--s3-*` options -> the companion's `/s3/*` signing routes.
+//! - `s3`: `--s3-*` options -> the one bucket of the tus store and the `/s3/*` signing routes.
 //! - [`app`] builds the router; [`serve`] runs it on a listener until shutdown.
 
 pub mod companion;
 pub mod compat;
 pub mod config;
-mod s3_signing;
+mod s3;
 mod tus_store;
 mod ui;
 
@@ -28,7 +28,10 @@ pub use config::{Cli, Command, ServeConfig};
 
 /// Builds the whole application for `config`.
 pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
-    let store = tus_store::open(config).await?;
+    // One bucket for every S3 user: the tus store, the signing routes, s3-multipart transfers.
+    let bucket = s3::bucket(&config.s3);
+    let signing = s3::signing(&config.s3, bucket.clone())?;
+    let store = tus_store::open(config, bucket).await?;
     let tus = TusState::new(
         store,
         TusConfig {
@@ -54,20 +57,15 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
         base_path: "/upload".to_owned(),
     })
     .await?;
-    // `s3-multipart` transfers write into the bucket the S3 signing routes use.
-    let companion_s3 = s3_signing::settings(&config.s3);
     let app = Router::new()
         .route("/health", get(|| async { (StatusCode::OK, "ok\n") }))
         .merge(ferry_tus::router(tus))
         .merge(ferry_form::router(form))
         .merge(
-            ferry_companion::router(config.companion.to_config(config.listen, companion_s3)?)
+            ferry_companion::router(config.companion.to_config(config.listen, signing.clone()))
                 .map_err(std::io::Error::other)?,
         )
-        .merge(s3_signing::router_with_cors(
-            &config.s3,
-            &config.companion.cors_origins,
-        )?)
+        .merge(s3::router(signing, &config.companion.cors_origins))
         .merge(ui::router(&config.ui_dir()))
         .layer(
             // One line per request, at info: method, path, status, latency.

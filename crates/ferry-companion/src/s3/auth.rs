@@ -16,7 +16,7 @@ use serde::Deserialize;
 use sha2::Sha256;
 
 use super::S3State;
-use super::error::S3Error;
+use crate::error::CompanionError;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -48,28 +48,28 @@ fn mac(secret: &[u8]) -> HmacSha256 {
 }
 
 /// Checks `token` against `secret` at time `now` (unix seconds).
-pub fn verify_token(secret: &[u8], token: &str, now: u64) -> Result<Subject, S3Error> {
-    let invalid = S3Error::Unauthorized("invalid token");
+pub fn verify_token(secret: &[u8], token: &str, now: u64) -> Result<Subject, CompanionError> {
+    let invalid = CompanionError::Unauthorized("invalid token");
     let (body, sig) = token
         .split_once('.')
-        .ok_or(S3Error::Unauthorized("invalid token"))?;
+        .ok_or(CompanionError::Unauthorized("invalid token"))?;
     let sig = URL_SAFE_NO_PAD
         .decode(sig)
-        .map_err(|_| S3Error::Unauthorized("invalid token"))?;
+        .map_err(|_| CompanionError::Unauthorized("invalid token"))?;
     let mut mac = mac(secret);
     mac.update(body.as_bytes());
     // Constant-time comparison.
     mac.verify_slice(&sig)
-        .map_err(|_| S3Error::Unauthorized("invalid token"))?;
+        .map_err(|_| CompanionError::Unauthorized("invalid token"))?;
     let payload = URL_SAFE_NO_PAD
         .decode(body)
-        .map_err(|_| S3Error::Unauthorized("invalid token"))?;
+        .map_err(|_| CompanionError::Unauthorized("invalid token"))?;
     let payload: Payload = serde_json::from_slice(&payload).map_err(|_| invalid)?;
     if payload.exp <= now {
-        return Err(S3Error::Unauthorized("token expired"));
+        return Err(CompanionError::Unauthorized("token expired"));
     }
     if payload.sub.is_empty() {
-        return Err(S3Error::Unauthorized("invalid token"));
+        return Err(CompanionError::Unauthorized("invalid token"));
     }
     Ok(Subject(payload.sub))
 }
@@ -92,14 +92,15 @@ pub async fn require_token(
     State(state): State<S3State>,
     mut request: Request,
     next: Next,
-) -> Result<Response, S3Error> {
+) -> Result<Response, CompanionError> {
     if let Some(secret) = &state.settings.auth_secret {
+        let secret = secret.expose();
         let token = request
             .headers()
             .get(axum::http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
-            .ok_or(S3Error::Unauthorized("a bearer token is required"))?;
+            .ok_or(CompanionError::Unauthorized("a bearer token is required"))?;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -123,11 +124,11 @@ mod tests {
         );
         assert!(matches!(
             verify_token(b"other", &token, 1_000),
-            Err(S3Error::Unauthorized("invalid token"))
+            Err(CompanionError::Unauthorized("invalid token"))
         ));
         assert!(matches!(
             verify_token(b"s3cret", &token, 2_000),
-            Err(S3Error::Unauthorized("token expired"))
+            Err(CompanionError::Unauthorized("token expired"))
         ));
         let forged = issue_token(b"s3cret", "bob", 2_000);
         let (_, sig) = token.split_once('.').expect("dot");

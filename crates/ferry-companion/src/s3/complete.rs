@@ -12,9 +12,8 @@ use serde_json::{Value, json};
 
 use super::S3State;
 use super::auth::Subject;
-use super::error::S3Error;
 use super::multipart::{KeyQuery, MAX_PART, checked, json_body};
-use super::store;
+use crate::error::CompanionError;
 
 #[derive(Deserialize)]
 struct CompleteBody {
@@ -22,13 +21,13 @@ struct CompleteBody {
 }
 
 /// The `(part number, ETag)` pairs of a complete body, sorted, or a 400 saying what is wrong.
-pub fn parse_parts(body: &Bytes) -> Result<Vec<(u16, String)>, S3Error> {
+pub fn parse_parts(body: &Bytes) -> Result<Vec<(u16, String)>, CompanionError> {
     let body: CompleteBody = json_body(body)?;
-    let parts = body
-        .parts
-        .ok_or_else(|| S3Error::bad("s3: \"parts\" must be an array of {PartNumber, ETag}"))?;
+    let parts = body.parts.ok_or_else(|| {
+        CompanionError::bad("s3: \"parts\" must be an array of {PartNumber, ETag}")
+    })?;
     if parts.is_empty() || parts.len() > usize::from(MAX_PART) {
-        return Err(S3Error::bad(
+        return Err(CompanionError::bad(
             "s3: \"parts\" must list between 1 and 10000 parts",
         ));
     }
@@ -40,14 +39,18 @@ pub fn parse_parts(body: &Bytes) -> Result<Vec<(u16, String)>, S3Error> {
             .and_then(Value::as_u64)
             .filter(|n| (1..=u64::from(MAX_PART)).contains(n))
             .and_then(|n| u16::try_from(n).ok())
-            .ok_or_else(|| S3Error::bad("s3: each part needs a PartNumber between 1 and 10000"))?;
+            .ok_or_else(|| {
+                CompanionError::bad("s3: each part needs a PartNumber between 1 and 10000")
+            })?;
         let etag = part
             .get("ETag")
             .and_then(Value::as_str)
             .filter(|e| !e.is_empty() && e.len() <= 256)
-            .ok_or_else(|| S3Error::bad("s3: each part needs an ETag string"))?;
+            .ok_or_else(|| CompanionError::bad("s3: each part needs an ETag string"))?;
         if !seen.insert(number) {
-            return Err(S3Error::bad(format!("s3: part {number} is listed twice")));
+            return Err(CompanionError::bad(format!(
+                "s3: part {number} is listed twice"
+            )));
         }
         out.push((number, etag.to_owned()));
     }
@@ -61,12 +64,12 @@ pub async fn complete(
     Path(upload_id): Path<String>,
     Query(query): Query<KeyQuery>,
     body: Bytes,
-) -> Result<Json<Value>, S3Error> {
+) -> Result<Json<Value>, CompanionError> {
     let key = checked(&state, subject.as_deref(), &upload_id, &query)?;
     let parts = parse_parts(&body)?;
-    let location = store::complete(&state, key, &upload_id, &parts).await?;
+    let location = state.client.complete(key, &upload_id, &parts).await?;
     Ok(Json(
-        json!({ "location": location, "key": key, "bucket": state.settings.bucket }),
+        json!({ "location": location, "key": key, "bucket": state.bucket_name() }),
     ))
 }
 

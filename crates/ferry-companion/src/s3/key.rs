@@ -5,7 +5,7 @@ use rand::RngCore;
 
 use super::S3Settings;
 use super::auth::{Subject, subject_tag};
-use super::error::S3Error;
+use crate::error::CompanionError;
 
 /// Longest file-name part kept in a key; S3 allows 1024 bytes for the whole key.
 const MAX_NAME: usize = 120;
@@ -40,11 +40,11 @@ fn owner_prefix(settings: &S3Settings, subject: Option<&Subject>) -> String {
         (Some(secret), Some(subject)) => {
             format!(
                 "{}{}/",
-                settings.key_prefix,
-                subject_tag(secret.as_bytes(), subject)
+                settings.bucket.key_prefix,
+                subject_tag(secret.expose().as_bytes(), subject)
             )
         }
-        _ => settings.key_prefix.clone(),
+        _ => settings.bucket.key_prefix.clone(),
     }
 }
 
@@ -66,21 +66,21 @@ pub fn check_key(
     settings: &S3Settings,
     subject: Option<&Subject>,
     key: &str,
-) -> Result<(), S3Error> {
+) -> Result<(), CompanionError> {
     if key.is_empty() {
-        return Err(S3Error::bad(
+        return Err(CompanionError::bad(
             "s3: the object key must be passed as a query parameter. For example \"?key=abc.jpg\"",
         ));
     }
     if key.len() > MAX_KEY || key.chars().any(char::is_control) || key.split('/').any(|s| s == "..")
     {
-        return Err(S3Error::bad("s3: invalid object key"));
+        return Err(CompanionError::bad("s3: invalid object key"));
     }
     if !key.starts_with(&owner_prefix(settings, subject)) {
         return Err(if settings.auth_secret.is_some() {
-            S3Error::Forbidden
+            CompanionError::NotOwner
         } else {
-            S3Error::bad("s3: invalid object key")
+            CompanionError::bad("s3: invalid object key")
         });
     }
     Ok(())
@@ -109,8 +109,11 @@ mod tests {
     #[test]
     fn keys_are_bound_to_their_subject() {
         let settings = S3Settings {
-            key_prefix: "up/".into(),
-            auth_secret: Some("k".into()),
+            bucket: ferry_s3::S3Bucket {
+                key_prefix: "up/".into(),
+                ..Default::default()
+            },
+            auth_secret: Some(ferry_s3::Secret::new("k")),
             ..S3Settings::default()
         };
         let alice = Subject("alice".into());
@@ -120,11 +123,11 @@ mod tests {
         assert!(check_key(&settings, Some(&alice), &key).is_ok());
         assert!(matches!(
             check_key(&settings, Some(&bob), &key),
-            Err(S3Error::Forbidden)
+            Err(CompanionError::NotOwner)
         ));
         assert!(matches!(
             check_key(&settings, Some(&alice), "up/../x"),
-            Err(S3Error::BadRequest(_))
+            Err(CompanionError::BadRequest(_))
         ));
     }
 }

@@ -6,110 +6,66 @@
 //!
 //! - [`params`]: `GET /s3/params`, a presigned single PUT or POST.
 //! - [`multipart`]: create, list parts, sign parts, abort; [`complete`]: complete.
-//! - [`store`]: the few server-side S3 calls (create, ListParts paging, complete, abort).
 //! - [`post_policy`]: SigV4 POST policy signing; [`key`]: object keys; [`auth`]: the optional
-//!   bearer-token hook; [`error`]: the routes' error type.
+//!   bearer-token hook. Errors are the crate's [`CompanionError`](crate::error::CompanionError);
+//!   the S3 calls themselves are [`ferry_s3::S3Client`]'s.
 
 pub mod auth;
 pub mod complete;
-pub mod error;
 pub mod key;
 pub mod multipart;
 pub mod params;
 pub mod post_policy;
-pub mod store;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::routing::{get, post};
-use rusty_s3::{Bucket, Credentials, UrlStyle};
-use url::Url;
+use ferry_s3::{S3Bucket, S3Client, Secret};
 
-pub use error::S3Error;
+use crate::error::CompanionError;
 
 /// Longest validity of a presigned URL S3 accepts (7 days); `expires` is capped to it.
 pub const MAX_EXPIRES: Duration = Duration::from_secs(604_800);
 
 /// Where and how to sign. Built by the binary from `--s3-*` flags.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct S3Settings {
-    /// `http(s)://host[:port]` of the S3 API.
-    pub endpoint: String,
-    pub bucket: String,
-    pub region: String,
-    pub access_key: String,
-    /// Never logged (see the `Debug` impl).
-    pub secret_key: String,
-    /// Path-style addressing (`endpoint/bucket/key`), needed by Garage, MinIO and IP endpoints.
-    pub force_path_style: bool,
-    /// Prepended to every object key (e.g. `uploads/`).
-    pub key_prefix: String,
+    /// The bucket, its credentials and the prefix of every object key (e.g. `uploads/`).
+    pub bucket: S3Bucket,
     /// Validity of presigned URLs (capped to [`MAX_EXPIRES`]).
     pub expires: Duration,
     /// When set, S3 routes require a bearer token signed with this secret (see [`auth`]).
-    pub auth_secret: Option<String>,
-}
-
-impl std::fmt::Debug for S3Settings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("S3Settings")
-            .field("endpoint", &self.endpoint)
-            .field("bucket", &self.bucket)
-            .field("region", &self.region)
-            .field("access_key", &self.access_key)
-            .field("secret_key", &"<redacted>")
-            .field("force_path_style", &self.force_path_style)
-            .field("key_prefix", &self.key_prefix)
-            .field("expires", &self.expires)
-            .field(
-                "auth_secret",
-                &self.auth_secret.as_ref().map(|_| "<redacted>"),
-            )
-            .finish()
-    }
+    pub auth_secret: Option<Secret>,
 }
 
 /// Shared state of the S3 routes.
 #[derive(Clone, Debug)]
 pub struct S3State {
     pub settings: Arc<S3Settings>,
-    pub bucket: Arc<Bucket>,
-    pub credentials: Arc<Credentials>,
-    pub http: reqwest::Client,
+    pub client: S3Client,
 }
 
 impl S3State {
     /// Validates `settings` (endpoint URL, bucket name) into routes' state.
-    pub fn new(mut settings: S3Settings) -> Result<Self, String> {
-        let endpoint = Url::parse(&settings.endpoint).map_err(|e| format!("--s3-endpoint: {e}"))?;
-        let style = if settings.force_path_style {
-            UrlStyle::Path
-        } else {
-            UrlStyle::VirtualHost
-        };
-        let bucket = Bucket::new(
-            endpoint,
-            style,
-            settings.bucket.clone(),
-            settings.region.clone(),
-        )
-        .map_err(|e| format!("--s3-bucket/--s3-endpoint: {e}"))?;
+    pub fn new(mut settings: S3Settings) -> Result<Self, CompanionError> {
+        let client = S3Client::new(settings.bucket.clone())?;
         settings.expires = settings.expires.clamp(Duration::from_secs(1), MAX_EXPIRES);
-        let credentials =
-            Credentials::new(settings.access_key.clone(), settings.secret_key.clone());
         Ok(Self {
             settings: Arc::new(settings),
-            bucket: Arc::new(bucket),
-            credentials: Arc::new(credentials),
-            http: reqwest::Client::new(),
+            client,
         })
     }
 
     /// The validity of presigned URLs.
     pub fn expires(&self) -> Duration {
         self.settings.expires
+    }
+
+    /// The bucket's name, as answers report it.
+    pub fn bucket_name(&self) -> &str {
+        &self.settings.bucket.bucket
     }
 }
 

@@ -7,16 +7,14 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Extension, Path, Query, State};
-use rusty_s3::S3Action;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::S3State;
 use super::auth::Subject;
-use super::error::S3Error;
 use super::key::{check_key, new_key};
 use super::params::{metadata_pairs, object_headers};
-use super::store;
+use crate::error::CompanionError;
 
 /// Highest part number S3 allows.
 pub const MAX_PART: u16 = 10_000;
@@ -35,9 +33,9 @@ pub fn checked<'a>(
     subject: Option<&Subject>,
     upload_id: &str,
     query: &'a KeyQuery,
-) -> Result<&'a str, S3Error> {
+) -> Result<&'a str, CompanionError> {
     if upload_id.is_empty() || upload_id.len() > 1024 || upload_id.chars().any(char::is_control) {
-        return Err(S3Error::bad("s3: invalid uploadId"));
+        return Err(CompanionError::bad("s3: invalid uploadId"));
     }
     let key = query.key.as_deref().unwrap_or_default();
     check_key(&state.settings, subject, key)?;
@@ -45,17 +43,20 @@ pub fn checked<'a>(
 }
 
 /// A part number from the client: an integer in 1..=10000.
-pub fn part_number(raw: &str) -> Result<u16, S3Error> {
+pub fn part_number(raw: &str) -> Result<u16, CompanionError> {
     raw.trim()
         .parse::<u16>()
         .ok()
         .filter(|n| (1..=MAX_PART).contains(n))
-        .ok_or_else(|| S3Error::bad("s3: the part number must be an integer between 1 and 10000"))
+        .ok_or_else(|| {
+            CompanionError::bad("s3: the part number must be an integer between 1 and 10000")
+        })
 }
 
 /// JSON body of a route, with a clear 400 for anything that is not the expected JSON.
-pub fn json_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, S3Error> {
-    serde_json::from_slice(body).map_err(|e| S3Error::bad(format!("s3: invalid JSON body: {e}")))
+pub fn json_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T, CompanionError> {
+    serde_json::from_slice(body)
+        .map_err(|e| CompanionError::bad(format!("s3: invalid JSON body: {e}")))
 }
 
 #[derive(Deserialize)]
@@ -71,26 +72,26 @@ pub async fn create(
     State(state): State<S3State>,
     subject: Option<Extension<Subject>>,
     body: Bytes,
-) -> Result<Json<Value>, S3Error> {
+) -> Result<Json<Value>, CompanionError> {
     let body: CreateBody = json_body(&body)?;
     let Some(Value::String(filename)) = body
         .filename
         .filter(|f| f.as_str().is_some_and(|s| !s.is_empty()))
     else {
-        return Err(S3Error::bad(
+        return Err(CompanionError::bad(
             "s3: the \"filename\" field is required and must be a string",
         ));
     };
     let content_type = match body.content_type {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(t)) => t,
-        Some(_) => return Err(S3Error::bad("s3: content type must be a string")),
+        Some(_) => return Err(CompanionError::bad("s3: content type must be a string")),
     };
     let key = new_key(&state.settings, subject.as_deref(), &filename);
     let headers = object_headers(&content_type, &metadata_pairs(body.metadata.as_ref()));
-    let upload_id = store::create(&state, &key, &headers).await?;
+    let upload_id = state.client.create_multipart(&key, &headers).await?;
     Ok(Json(
-        json!({ "uploadId": upload_id, "key": key, "bucket": state.settings.bucket }),
+        json!({ "uploadId": upload_id, "key": key, "bucket": state.bucket_name() }),
     ))
 }
 
@@ -100,16 +101,37 @@ pub async fn list_parts(
     subject: Option<Extension<Subject>>,
     Path(upload_id): Path<String>,
     Query(query): Query<KeyQuery>,
-) -> Result<Json<Vec<store::Part>>, S3Error> {
+) -> Result<Json<Vec<PartJson>>, CompanionError> {
     let key = checked(&state, subject.as_deref(), &upload_id, &query)?;
-    Ok(Json(store::list_parts(&state, key, &upload_id).await?))
+    let parts = state.client.list_parts(key, &upload_id).await?;
+    Ok(Json(parts.into_iter().map(PartJson::from).collect()))
+}
+
+/// One uploaded part, in Companion's shape.
+#[derive(Debug, serde::Serialize)]
+pub struct PartJson {
+    #[serde(rename = "PartNumber")]
+    number: u16,
+    #[serde(rename = "Size")]
+    size: u64,
+    #[serde(rename = "ETag")]
+    etag: String,
+}
+
+impl From<ferry_s3::Part> for PartJson {
+    fn from(p: ferry_s3::Part) -> Self {
+        Self {
+            number: p.number,
+            size: p.size,
+            etag: p.etag,
+        }
+    }
 }
 
 fn sign(state: &S3State, key: &str, upload_id: &str, number: u16) -> String {
     state
-        .bucket
-        .upload_part(Some(&state.credentials), key, number, upload_id)
-        .sign(state.expires())
+        .client
+        .part_url(key, upload_id, number, state.expires())
         .to_string()
 }
 
@@ -119,7 +141,7 @@ pub async fn sign_part(
     subject: Option<Extension<Subject>>,
     Path((upload_id, number)): Path<(String, String)>,
     Query(query): Query<KeyQuery>,
-) -> Result<Json<Value>, S3Error> {
+) -> Result<Json<Value>, CompanionError> {
     let key = checked(&state, subject.as_deref(), &upload_id, &query)?;
     let number = part_number(&number)?;
     let url = sign(&state, key, &upload_id, number);
@@ -134,11 +156,11 @@ pub async fn sign_batch(
     subject: Option<Extension<Subject>>,
     Path(upload_id): Path<String>,
     Query(query): Query<KeyQuery>,
-) -> Result<Json<Value>, S3Error> {
+) -> Result<Json<Value>, CompanionError> {
     let key = checked(&state, subject.as_deref(), &upload_id, &query)?;
     let raw = query.part_numbers.as_deref().unwrap_or_default();
     if raw.is_empty() {
-        return Err(S3Error::bad(
+        return Err(CompanionError::bad(
             "s3: the part numbers must be passed as a comma-separated list, e.g. \"?partNumbers=1,2\"",
         ));
     }
@@ -156,9 +178,9 @@ pub async fn abort(
     subject: Option<Extension<Subject>>,
     Path(upload_id): Path<String>,
     Query(query): Query<KeyQuery>,
-) -> Result<Json<Value>, S3Error> {
+) -> Result<Json<Value>, CompanionError> {
     let key = checked(&state, subject.as_deref(), &upload_id, &query)?;
-    store::abort(&state, key, &upload_id).await?;
+    state.client.abort(key, &upload_id).await?;
     Ok(Json(json!({})))
 }
 

@@ -10,9 +10,9 @@ use serde_json::{Map, Value, json};
 
 use super::S3State;
 use super::auth::Subject;
-use super::error::S3Error;
 use super::key::new_key;
 use super::post_policy::{PostPolicyInput, sign_post_policy};
+use crate::error::CompanionError;
 
 /// `Content-Type` plus `x-amz-meta-*` for the metadata that can travel as S3 metadata: names of
 /// letters, digits, `-` and `_`; printable ASCII values. Others are left out rather than
@@ -65,7 +65,7 @@ pub async fn get_params(
     State(state): State<S3State>,
     subject: Option<Extension<Subject>>,
     Query(query): Query<Vec<(String, String)>>,
-) -> Result<Json<Value>, S3Error> {
+) -> Result<Json<Value>, CompanionError> {
     let get = |name: &str| {
         query
             .iter()
@@ -74,7 +74,7 @@ pub async fn get_params(
     };
     let filename = get("filename")
         .filter(|f| !f.is_empty())
-        .ok_or_else(|| S3Error::bad("s3: the \"filename\" query parameter is required"))?;
+        .ok_or_else(|| CompanionError::bad("s3: the \"filename\" query parameter is required"))?;
     let content_type = get("type").unwrap_or_default();
     let metadata: Vec<(String, String)> = query
         .iter()
@@ -101,12 +101,13 @@ pub async fn get_params(
                     )
                 })
                 .collect();
+            let bucket = &state.settings.bucket;
             let policy = sign_post_policy(&PostPolicyInput {
-                bucket: &state.settings.bucket,
+                bucket: &bucket.bucket,
                 key: &key,
-                region: &state.settings.region,
-                access_key: &state.settings.access_key,
-                secret_key: &state.settings.secret_key,
+                region: &bucket.region,
+                access_key: &bucket.access_key,
+                secret_key: bucket.secret_key.expose(),
                 extra: &extra,
                 expires,
                 now: Timestamp::now(),
@@ -118,13 +119,16 @@ pub async fn get_params(
                 .collect();
             Ok(Json(json!({
                 "method": "POST",
-                "url": state.bucket.base_url().as_str(),
+                "url": state.client.bucket().base_url().as_str(),
                 "fields": fields,
                 "expires": expires.as_secs(),
             })))
         }
         Some("put") => {
-            let mut action = state.bucket.put_object(Some(&state.credentials), &key);
+            let mut action = state
+                .client
+                .bucket()
+                .put_object(Some(state.client.credentials()), &key);
             for (name, value) in &headers {
                 action.headers_mut().insert(name.clone(), value.clone());
             }
@@ -141,7 +145,7 @@ pub async fn get_params(
                 "expires": expires.as_secs(),
             })))
         }
-        Some(_) => Err(S3Error::bad("s3: method must be put or post")),
+        Some(_) => Err(CompanionError::bad("s3: method must be put or post")),
     }
 }
 

@@ -6,11 +6,9 @@
 //! not retried; cancel aborts the upload.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use reqwest::header::{CONTENT_LENGTH, ETAG};
-use rusty_s3::S3Action as _;
+use ferry_s3::{MAX_PARTS, MIN_PART, S3Client};
 use serde_json::json;
 use tokio::task::JoinSet;
 
@@ -18,15 +16,11 @@ use super::destination::Destination;
 use super::request::UploadBody;
 use super::{Done, Transfer, TransferError};
 use crate::error::CompanionError;
-use crate::s3::{S3State, key, store};
+use crate::s3::{S3State, key};
 use crate::state::AppState;
 
 /// Parts uploading at once.
 pub const IN_FLIGHT: usize = 3;
-/// S3's smallest part (but the last).
-const MIN_PART: u64 = 5 * 1024 * 1024;
-/// Validity of the part URLs signed for this process's own requests.
-const PART_TTL: Duration = Duration::from_secs(3600);
 
 /// One S3 multipart upload being driven.
 #[derive(Debug)]
@@ -94,6 +88,8 @@ impl Destination for S3Destination {
     async fn attempt(&mut self, transfer: &Transfer) -> Result<Done, TransferError> {
         let (offset, finished) = self.keep_contiguous_parts();
         let feeder = transfer.open(offset).await?;
+        // Every call of the transfer goes through its egress client (one client, one policy).
+        let s3 = self.s3.client.clone().with_http(transfer.client().clone());
         transfer.progress.set_total(feeder.total());
         if self.upload_id.is_none() {
             let key = key::new_key(&self.s3.settings, None, &transfer.file_name());
@@ -101,12 +97,10 @@ impl Destination for S3Destination {
             if let Some(kind) = transfer.metadata.get("type") {
                 headers.push(("content-type".to_owned(), kind.clone()));
             }
-            let id = store::create(&self.s3, &key, &headers)
-                .await
-                .map_err(s3_fail)?;
+            let id = s3.create_multipart(&key, &headers).await.map_err(s3_fail)?;
             self.part_size = feeder
                 .total()
-                .map_or(MIN_PART, |t| t.div_ceil(10_000).max(MIN_PART));
+                .map_or(MIN_PART, |t| t.div_ceil(u64::from(MAX_PARTS)).max(MIN_PART));
             self.key = Some(key);
             self.upload_id = Some(id);
         }
@@ -130,8 +124,7 @@ impl Destination for S3Destination {
                     self.collect(&mut running).await?;
                 }
                 let part = put_part(
-                    transfer.client().clone(),
-                    self.s3.clone(),
+                    s3.clone(),
                     key.clone(),
                     upload_id.clone(),
                     number,
@@ -159,10 +152,11 @@ impl Destination for S3Destination {
             parts.sort_by_key(|p| p.0);
             parts.iter().map(|p| (p.0, p.1.clone())).collect()
         };
-        let location = store::complete(&self.s3, &key, &upload_id, &list)
+        let location = s3
+            .complete(&key, &upload_id, &list)
             .await
             .map_err(s3_fail)?;
-        let answer = json!({ "location": location, "key": key, "bucket": self.s3.settings.bucket });
+        let answer = json!({ "location": location, "key": key, "bucket": self.s3.bucket_name() });
         Ok(Done {
             url: location,
             response: Some(
@@ -172,54 +166,40 @@ impl Destination for S3Destination {
     }
 
     /// Best-effort abort.
-    async fn cancel(&mut self, _transfer: &Transfer) {
+    async fn cancel(&mut self, transfer: &Transfer) {
         if let (Some(key), Some(id)) = (&self.key, &self.upload_id) {
-            if let Err(e) = store::abort(&self.s3, key, id).await {
-                tracing::info!(error = %e, "S3 abort failed");
+            let s3 = self.s3.client.clone().with_http(transfer.client().clone());
+            if let Err(e) = s3.abort(key, id).await {
+                tracing::info!(error = %e.detail(), "S3 abort failed");
             }
         }
     }
 }
 
+/// Uploads one part through `client` (the transfer's egress client, so part traffic follows the
+/// same policy as the rest of the transfer).
 async fn put_part(
-    client: reqwest::Client,
-    s3: S3State,
+    client: S3Client,
     key: String,
     upload_id: String,
     number: u16,
     bytes: Bytes,
 ) -> Result<(u16, String, u64), TransferError> {
-    let url = s3
-        .bucket
-        .upload_part(Some(&s3.credentials), &key, number, &upload_id)
-        .sign(PART_TTL);
     let size = bytes.len() as u64;
-    let resp = client
-        .put(url)
-        .header(CONTENT_LENGTH, size)
-        .body(bytes)
-        .send()
+    match client
+        .upload_part(&key, &upload_id, number, size, bytes)
         .await
-        .map_err(|e| TransferError::Retryable(format!("S3 part {number}: {e}")))?;
-    let status = resp.status();
-    if !status.is_success() {
-        let msg = format!(
-            "upload failed: S3 part {number} answered {}",
-            status.as_u16()
-        );
-        return Err(if status.is_server_error() {
-            TransferError::Retryable(msg)
-        } else {
-            TransferError::Fatal(msg)
-        });
+    {
+        Ok(etag) => Ok((number, etag, size)),
+        // The store refused the part itself: sending it again would not help.
+        Err(ferry_s3::S3Error::Client { status, .. }) => Err(TransferError::Fatal(format!(
+            "upload failed: S3 part {number} answered {status}"
+        ))),
+        Err(e) => Err(TransferError::Retryable(format!(
+            "S3 part {number}: {}",
+            e.detail()
+        ))),
     }
-    let etag = resp
-        .headers()
-        .get(ETAG)
-        .and_then(|v| v.to_str().ok())
-        .ok_or_else(|| TransferError::Retryable(format!("S3 part {number}: no ETag")))?
-        .to_owned();
-    Ok((number, etag, size))
 }
 
 fn lock(
@@ -229,7 +209,7 @@ fn lock(
     parts.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn s3_fail(e: crate::s3::S3Error) -> TransferError {
-    tracing::info!(error = %e, "S3 call failed");
+fn s3_fail(e: ferry_s3::S3Error) -> TransferError {
+    tracing::info!(error = %e.detail(), "S3 call failed");
     TransferError::Retryable(format!("upload failed: {e}"))
 }

@@ -12,13 +12,10 @@ use serde_json::Value;
 /// Settings pointing at `garage`, with the `uploads/` prefix and a 300 s expiry.
 pub fn settings(garage: &Garage) -> S3Settings {
     S3Settings {
-        endpoint: garage.endpoint.clone(),
-        bucket: garage.bucket.clone(),
-        region: garage.region.clone(),
-        access_key: garage.access_key.clone(),
-        secret_key: garage.secret_key.clone(),
-        force_path_style: true,
-        key_prefix: "uploads/".to_owned(),
+        bucket: ferry_s3::S3Bucket {
+            key_prefix: "uploads/".to_owned(),
+            ..garage.bucket()
+        },
         expires: Duration::from_secs(300),
         auth_secret: None,
     }

@@ -148,9 +148,7 @@ impl ConcatenateUnfinished for S3Store {
         let id = created.id;
         // Markers first: one left by a crash names an ordinary upload, which is skipped.
         for part in parts {
-            self.client
-                .put_bytes(&self.marker(part, &id), Vec::new())
-                .await?;
+            self.client.put(&self.marker(part, &id), Vec::new()).await?;
         }
         let mut state = self.load(&id).await?;
         state.info.concat = final_of(parts);

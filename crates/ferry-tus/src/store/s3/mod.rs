@@ -14,10 +14,8 @@ mod concat;
 mod write;
 
 use async_trait::async_trait;
+use ferry_s3::S3Client;
 use futures_util::TryStreamExt;
-use reqwest::Method;
-use rusty_s3::actions::CreateMultipartUpload;
-use rusty_s3::{Bucket, Credentials, UrlStyle};
 use serde::{Deserialize, Serialize};
 use tokio_util::io::StreamReader;
 
@@ -26,42 +24,10 @@ use super::{
     StoreError, Terminate, UploadInfo, UploadReader,
 };
 use crate::id::UploadId;
-use client::{Client, s3_error};
+use client::s3_error;
 
 /// The smallest part S3 accepts, except for the last one.
-pub const MIN_PART: usize = 5 * 1024 * 1024;
-
-/// How to reach the bucket.
-#[derive(Clone)]
-pub struct S3Config {
-    pub endpoint: String,
-    pub bucket: String,
-    pub region: String,
-    pub access_key: String,
-    /// Never logged.
-    pub secret_key: String,
-    /// `endpoint/bucket/key` URLs instead of `bucket.endpoint/key`.
-    pub force_path_style: bool,
-    /// Prefix of every object key.
-    pub prefix: String,
-    /// Bytes per part; at least [`MIN_PART`]. Bounds the memory of one write.
-    pub part_size: usize,
-}
-
-impl std::fmt::Debug for S3Config {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("S3Config")
-            .field("endpoint", &self.endpoint)
-            .field("bucket", &self.bucket)
-            .field("region", &self.region)
-            .field("access_key", &self.access_key)
-            .field("secret_key", &"<redacted>")
-            .field("force_path_style", &self.force_path_style)
-            .field("prefix", &self.prefix)
-            .field("part_size", &self.part_size)
-            .finish()
-    }
-}
+pub const MIN_PART: usize = ferry_s3::MIN_PART as usize;
 
 /// One part already sent.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -92,33 +58,20 @@ impl State {
 /// A store on an S3-compatible bucket.
 #[derive(Clone, Debug)]
 pub struct S3Store {
-    client: Client,
+    client: S3Client,
     prefix: String,
     part_size: usize,
 }
 
 impl S3Store {
-    pub fn new(config: S3Config) -> Result<Self, StoreError> {
-        let endpoint = config
-            .endpoint
-            .parse()
-            .map_err(|e| s3_error("endpoint", e))?;
-        let style = if config.force_path_style {
-            UrlStyle::Path
-        } else {
-            UrlStyle::VirtualHost
-        };
-        let bucket = Bucket::new(endpoint, style, config.bucket, config.region)
-            .map_err(|e| s3_error("bucket", e))?;
-        Ok(Self {
-            client: Client {
-                bucket,
-                creds: Credentials::new(config.access_key, config.secret_key),
-                http: reqwest::Client::new(),
-            },
-            prefix: config.prefix,
-            part_size: config.part_size.max(MIN_PART),
-        })
+    /// Uploads under `prefix` in `client`'s bucket, in parts of `part_size` bytes (at least
+    /// [`MIN_PART`]; it bounds the memory of one write).
+    pub fn new(client: S3Client, prefix: impl Into<String>, part_size: usize) -> Self {
+        Self {
+            client,
+            prefix: prefix.into(),
+            part_size: part_size.max(MIN_PART),
+        }
     }
 
     fn key(&self, id: &UploadId, suffix: &str) -> String {
@@ -134,7 +87,7 @@ impl S3Store {
         state.info.offset = state.offset();
         state.info.updated_at = now_secs();
         let json = serde_json::to_vec(state).map_err(|e| s3_error("info", e))?;
-        self.client.put_bytes(&self.key(id, ".info"), json).await
+        Ok(self.client.put(&self.key(id, ".info"), json).await?)
     }
 }
 
@@ -149,21 +102,10 @@ fn now_secs() -> u64 {
 impl Store for S3Store {
     async fn create(&self, upload: NewUpload) -> Result<UploadInfo, StoreError> {
         let id = UploadId::generate();
-        let key = self.key(&id, "");
-        let action = self
+        let upload_id = self
             .client
-            .bucket
-            .create_multipart_upload(Some(&self.client.creds), &key);
-        let res = self
-            .client
-            .send("create multipart", Method::POST, &action, None)
+            .create_multipart(&self.key(&id, ""), &[])
             .await?;
-        let body = res
-            .text()
-            .await
-            .map_err(|e| s3_error("create multipart", e))?;
-        let created = CreateMultipartUpload::parse_response(&body)
-            .map_err(|e| s3_error("create multipart", e))?;
         let mut state = State {
             info: UploadInfo {
                 id: id.clone(),
@@ -175,7 +117,7 @@ impl Store for S3Store {
                 concat: upload.partial.then_some(super::Concat::Partial),
                 pending: false,
             },
-            upload_id: created.upload_id().to_owned(),
+            upload_id,
             parts: Vec::new(),
             tail: 0,
             done: false,
@@ -201,12 +143,7 @@ impl Store for S3Store {
     }
 
     async fn read(&self, id: &UploadId) -> Result<UploadReader, StoreError> {
-        let key = self.key(id, "");
-        let action = self
-            .client
-            .bucket
-            .get_object(Some(&self.client.creds), &key);
-        let res = self.client.send("get", Method::GET, &action, None).await?;
+        let res = self.client.get(&self.key(id, "")).await?;
         let stream = res.bytes_stream().map_err(std::io::Error::other);
         Ok(Box::new(StreamReader::new(stream)))
     }
@@ -239,26 +176,14 @@ impl Terminate for S3Store {
         // Info first: without it the upload no longer exists, whatever else fails.
         self.client.delete(&self.key(id, ".info")).await?;
         if !state.done {
-            let key = self.key(id, "");
-            let abort = self.client.bucket.abort_multipart_upload(
-                Some(&self.client.creds),
-                &key,
-                &state.upload_id,
-            );
-            if let Err(e) = self
-                .client
-                .send("abort", Method::DELETE, &abort, None)
-                .await
-            {
-                tracing::warn!(upload = %id, error = %e, "cannot abort multipart upload");
-            }
+            self.abort(id, &state.upload_id).await;
         }
         self.client.delete(&self.key(id, ".tail")).await?;
         if let (Some(super::Concat::Final(parts)), true) = (&state.info.concat, state.info.pending)
         {
             self.forget_pending(id, parts).await?;
         }
-        self.client.delete(&self.key(id, "")).await
+        Ok(self.client.delete(&self.key(id, "")).await?)
     }
 }
 

@@ -2,7 +2,6 @@
 //! part, keep the rest as the tail object, and complete the multipart upload once the last
 //! byte is in.
 
-use reqwest::Method;
 use tokio::io::AsyncReadExt;
 use tokio_util::io::StreamReader;
 
@@ -61,7 +60,7 @@ impl S3Store {
         } else {
             state.tail = buf.len() as u64;
             if !buf.is_empty() {
-                self.client.put_bytes(&self.key(id, ".tail"), buf).await?;
+                self.client.put(&self.key(id, ".tail"), buf).await?;
             }
             self.save(id, &mut state).await?;
         }
@@ -97,26 +96,13 @@ impl S3Store {
     ) -> Result<(), StoreError> {
         let number = u16::try_from(state.parts.len() + 1)
             .ok()
-            .filter(|n| *n <= 10_000)
+            .filter(|n| *n <= ferry_s3::MAX_PARTS)
             .ok_or_else(|| s3_error("part", "more than 10,000 parts"))?;
-        let key = self.key(id, "");
-        let action = self.client.bucket.upload_part(
-            Some(&self.client.creds),
-            &key,
-            number,
-            &state.upload_id,
-        );
         let size = bytes.len() as u64;
-        let res = self
+        let etag = self
             .client
-            .send("upload part", Method::PUT, &action, Some(bytes.into()))
+            .upload_part(&self.key(id, ""), &state.upload_id, number, size, bytes)
             .await?;
-        let etag = res
-            .headers()
-            .get("etag")
-            .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| s3_error("upload part", "no ETag"))?
-            .to_owned();
         state.parts.push(Part { number, etag, size });
         state.tail = 0;
         self.save(id, state).await
@@ -124,6 +110,9 @@ impl S3Store {
 
     /// Sends the last bytes and completes the object. A 0-byte upload has no parts, which S3
     /// refuses to complete: it becomes an empty object and the multipart upload is aborted.
+    /// If completing fails (S3 may say so inside a 200 answer), the state goes back to what it
+    /// was before the last part, so the upload is neither done nor counted as whole: the
+    /// client resends the last bytes and completion is tried again.
     pub(super) async fn finish(
         &self,
         id: &UploadId,
@@ -132,40 +121,35 @@ impl S3Store {
     ) -> Result<(), StoreError> {
         let key = self.key(id, "");
         if state.parts.is_empty() && last.is_empty() {
-            self.client.put_bytes(&key, Vec::new()).await?;
-            let abort = self.client.bucket.abort_multipart_upload(
-                Some(&self.client.creds),
-                &key,
-                &state.upload_id,
-            );
-            if let Err(e) = self
-                .client
-                .send("abort", Method::DELETE, &abort, None)
-                .await
-            {
-                tracing::warn!(upload = %id, error = %e, "cannot abort empty multipart upload");
-            }
+            self.client.put(&key, Vec::new()).await?;
+            self.abort(id, &state.upload_id).await;
         } else {
+            let before = state.clone();
             if !last.is_empty() {
                 self.send_part(id, state, last).await?;
             }
-            let etags: Vec<&str> = state.parts.iter().map(|p| p.etag.as_str()).collect();
-            let action = self.client.bucket.complete_multipart_upload(
-                Some(&self.client.creds),
-                &key,
-                &state.upload_id,
-                etags.into_iter(),
-            );
-            let url = rusty_s3::S3Action::sign(&action, std::time::Duration::from_secs(900));
-            let body = action.body();
-            self.client
-                .send_url("complete", Method::POST, url, Some(body.into()))
-                .await?;
+            let etags: Vec<(u16, String)> = state
+                .parts
+                .iter()
+                .map(|p| (p.number, p.etag.clone()))
+                .collect();
+            if let Err(e) = self.client.complete(&key, &state.upload_id, &etags).await {
+                *state = before;
+                self.save(id, state).await?;
+                return Err(e.into());
+            }
         }
         state.done = true;
         state.tail = 0;
         self.save(id, state).await?;
-        self.client.delete(&self.key(id, ".tail")).await
+        Ok(self.client.delete(&self.key(id, ".tail")).await?)
+    }
+
+    /// Best-effort abort of the multipart upload behind `id` (the parts would only cost space).
+    pub(super) async fn abort(&self, id: &UploadId, upload_id: &str) {
+        if let Err(e) = self.client.abort(&self.key(id, ""), upload_id).await {
+            tracing::warn!(upload = %id, error = %e.detail(), "cannot abort multipart upload");
+        }
     }
 }
 

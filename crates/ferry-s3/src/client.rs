@@ -1,0 +1,365 @@
+//! [`S3Client`]: every S3 call Ferry makes, presigned with `rusty-s3` and sent with one
+//! `reqwest` client. Answers are checked in one place ([`S3Client::send`]): a 2xx is success, a
+//! 4xx other than 403 is the store's word about the request ([`S3Error::Client`]), anything
+//! else (403 means our credentials) is [`S3Error::Upstream`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::{Method, Response, Url};
+use rusty_s3::actions::{ListObjectsV2, ListParts};
+use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
+
+use crate::xml;
+use crate::{MAX_PARTS, S3Bucket, S3Error};
+
+/// Server-side requests are signed right before they are sent, so they need not live long.
+const CALL_TTL: Duration = Duration::from_secs(60);
+
+/// One uploaded part.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Part {
+    pub number: u16,
+    pub size: u64,
+    pub etag: String,
+}
+
+/// A bucket, its credentials and an HTTP client. Cheap to clone.
+#[derive(Clone)]
+pub struct S3Client {
+    settings: Arc<S3Bucket>,
+    bucket: Arc<Bucket>,
+    credentials: Arc<Credentials>,
+    http: reqwest::Client,
+}
+
+impl std::fmt::Debug for S3Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Client")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl S3Client {
+    /// Validates `settings` (endpoint URL, bucket name) into a client.
+    pub fn new(settings: S3Bucket) -> Result<Self, S3Error> {
+        let endpoint = Url::parse(&settings.endpoint)
+            .map_err(|e| S3Error::Config(format!("endpoint {:?}: {e}", settings.endpoint)))?;
+        let style = if settings.force_path_style {
+            UrlStyle::Path
+        } else {
+            UrlStyle::VirtualHost
+        };
+        let bucket = Bucket::new(
+            endpoint,
+            style,
+            settings.bucket.clone(),
+            settings.region.clone(),
+        )
+        .map_err(|e| S3Error::Config(format!("bucket {:?}: {e}", settings.bucket)))?;
+        let credentials = Credentials::new(
+            settings.access_key.clone(),
+            settings.secret_key.expose().to_owned(),
+        );
+        Ok(Self {
+            settings: Arc::new(settings),
+            bucket: Arc::new(bucket),
+            credentials: Arc::new(credentials),
+            http: reqwest::Client::new(),
+        })
+    }
+
+    /// The same bucket, sending through `http` (e.g. a client with an egress policy).
+    pub fn with_http(mut self, http: reqwest::Client) -> Self {
+        self.http = http;
+        self
+    }
+
+    pub fn settings(&self) -> &S3Bucket {
+        &self.settings
+    }
+
+    /// The `rusty-s3` bucket, for presigning URLs the browser uses.
+    pub fn bucket(&self) -> &Bucket {
+        &self.bucket
+    }
+
+    pub fn credentials(&self) -> &Credentials {
+        &self.credentials
+    }
+
+    pub fn object_url(&self, key: &str) -> Url {
+        self.bucket.object_url(key)
+    }
+
+    /// Sends a signed request; see the module doc for how answers are judged.
+    async fn send(
+        &self,
+        what: &str,
+        method: Method,
+        url: Url,
+        headers: &[(String, String)],
+        body: Option<reqwest::Body>,
+    ) -> Result<Response, S3Error> {
+        let mut request = self.http.request(method, url);
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        if let Some(body) = body {
+            request = request.body(body);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| S3Error::upstream(what, e))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let text = response.text().await.unwrap_or_default();
+        let code = xml::element(&text, "Code").unwrap_or_default();
+        let message = xml::element(&text, "Message").unwrap_or_else(|| code.clone());
+        if status.is_client_error() && status != reqwest::StatusCode::FORBIDDEN {
+            return Err(S3Error::Client {
+                status: status.as_u16(),
+                message: format!("{what}: {message}"),
+            });
+        }
+        Err(S3Error::upstream(
+            what,
+            format!("{status} {code} {message}"),
+        ))
+    }
+
+    async fn send_text(
+        &self,
+        what: &str,
+        method: Method,
+        url: Url,
+        body: Option<reqwest::Body>,
+    ) -> Result<String, S3Error> {
+        let response = self.send(what, method, url, &[], body).await?;
+        response
+            .text()
+            .await
+            .map_err(|e| S3Error::upstream(what, e))
+    }
+
+    /// Starts a multipart upload of `key` (with `headers` such as `content-type` signed in);
+    /// returns its upload id.
+    pub async fn create_multipart(
+        &self,
+        key: &str,
+        headers: &[(String, String)],
+    ) -> Result<String, S3Error> {
+        let mut action = self
+            .bucket
+            .create_multipart_upload(Some(&self.credentials), key);
+        for (name, value) in headers {
+            action.headers_mut().insert(name.clone(), value.clone());
+        }
+        let what = "CreateMultipartUpload";
+        let response = self
+            .send(what, Method::POST, action.sign(CALL_TTL), headers, None)
+            .await?;
+        let body = response
+            .text()
+            .await
+            .map_err(|e| S3Error::upstream(what, e))?;
+        xml::element(&body, "UploadId")
+            .filter(|id| !id.is_empty())
+            .ok_or_else(|| S3Error::upstream(what, "no UploadId in the answer"))
+    }
+
+    /// A presigned URL for part `number` valid for `ttl`.
+    pub fn part_url(&self, key: &str, upload_id: &str, number: u16, ttl: Duration) -> Url {
+        self.bucket
+            .upload_part(Some(&self.credentials), key, number, upload_id)
+            .sign(ttl)
+    }
+
+    /// Uploads part `number` of `size` bytes; returns its ETag.
+    pub async fn upload_part(
+        &self,
+        key: &str,
+        upload_id: &str,
+        number: u16,
+        size: u64,
+        body: impl Into<reqwest::Body>,
+    ) -> Result<String, S3Error> {
+        if number == 0 || number > MAX_PARTS {
+            return Err(S3Error::upstream(
+                "UploadPart",
+                format!("part {number} is outside 1..={MAX_PARTS}"),
+            ));
+        }
+        let url = self.part_url(key, upload_id, number, CALL_TTL);
+        let length = [("content-length".to_owned(), size.to_string())];
+        let response = self
+            .send("UploadPart", Method::PUT, url, &length, Some(body.into()))
+            .await?;
+        response
+            .headers()
+            .get(reqwest::header::ETAG)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .ok_or_else(|| S3Error::upstream("UploadPart", "no ETag in the answer"))
+    }
+
+    /// Every uploaded part of an upload, following ListParts' pages.
+    pub async fn list_parts(&self, key: &str, upload_id: &str) -> Result<Vec<Part>, S3Error> {
+        let mut parts = Vec::new();
+        let mut marker: Option<u16> = None;
+        // At most 10,000 parts at 1,000 a page: 11 pages, plus a guard against a looping store.
+        for _ in 0..20 {
+            let mut action = self
+                .bucket
+                .list_parts(Some(&self.credentials), key, upload_id);
+            if let Some(marker) = marker {
+                action.set_part_number_marker(marker);
+            }
+            let body = self
+                .send_text("ListParts", Method::GET, action.sign(CALL_TTL), None)
+                .await?;
+            let page = ListParts::parse_response(&body)
+                .map_err(|e| S3Error::upstream("ListParts answer", e))?;
+            let before = parts.len();
+            parts.extend(page.parts.into_iter().map(|p| Part {
+                number: p.number,
+                size: p.size,
+                etag: p.etag,
+            }));
+            let truncated = xml::element(&body, "IsTruncated").is_some_and(|t| t == "true");
+            match page.next_part_number_marker {
+                Some(next) if truncated && parts.len() > before && Some(next) != marker => {
+                    marker = Some(next)
+                }
+                _ => return Ok(parts),
+            }
+        }
+        Err(S3Error::upstream("ListParts", "the listing did not end"))
+    }
+
+    /// Completes a multipart upload from `(part number, etag)` pairs sorted by number; returns
+    /// the object's location. S3 may answer 200 and report the failure in the body: that is an
+    /// error here, for every caller.
+    pub async fn complete(
+        &self,
+        key: &str,
+        upload_id: &str,
+        parts: &[(u16, String)],
+    ) -> Result<String, S3Error> {
+        let mut body = String::from("<CompleteMultipartUpload>");
+        for (number, etag) in parts {
+            body.push_str(&format!(
+                "<Part><PartNumber>{number}</PartNumber><ETag>{}</ETag></Part>",
+                xml::escape(etag)
+            ));
+        }
+        body.push_str("</CompleteMultipartUpload>");
+        let url = self
+            .bucket
+            .complete_multipart_upload(Some(&self.credentials), key, upload_id, std::iter::empty())
+            .sign(CALL_TTL);
+        let what = "CompleteMultipartUpload";
+        let answer = self
+            .send_text(what, Method::POST, url, Some(body.into()))
+            .await?;
+        if answer.contains("<Error>") {
+            let message = xml::element(&answer, "Message")
+                .or_else(|| xml::element(&answer, "Code"))
+                .unwrap_or_default();
+            return Err(S3Error::Failed(format!("{what} failed: {message}")));
+        }
+        if !answer.contains("CompleteMultipartUploadResult") {
+            return Err(S3Error::upstream(
+                what,
+                format!("unexpected answer: {answer}"),
+            ));
+        }
+        Ok(xml::element(&answer, "Location").unwrap_or_else(|| self.object_url(key).to_string()))
+    }
+
+    /// Aborts a multipart upload (the store deletes its parts).
+    pub async fn abort(&self, key: &str, upload_id: &str) -> Result<(), S3Error> {
+        let url = self
+            .bucket
+            .abort_multipart_upload(Some(&self.credentials), key, upload_id)
+            .sign(CALL_TTL);
+        self.send("AbortMultipartUpload", Method::DELETE, url, &[], None)
+            .await
+            .map(drop)
+    }
+
+    /// The object at `key`, its body unread (stream it).
+    pub async fn get(&self, key: &str) -> Result<Response, S3Error> {
+        let url = self
+            .bucket
+            .get_object(Some(&self.credentials), key)
+            .sign(CALL_TTL);
+        self.send("GetObject", Method::GET, url, &[], None).await
+    }
+
+    /// A small object's bytes.
+    pub async fn get_bytes(&self, key: &str) -> Result<Vec<u8>, S3Error> {
+        let response = self.get(key).await?;
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| S3Error::upstream("GetObject body", e))?;
+        Ok(bytes.to_vec())
+    }
+
+    /// Writes a small object.
+    pub async fn put(&self, key: &str, bytes: impl Into<bytes::Bytes>) -> Result<(), S3Error> {
+        let url = self
+            .bucket
+            .put_object(Some(&self.credentials), key)
+            .sign(CALL_TTL);
+        let body = reqwest::Body::from(bytes.into());
+        self.send("PutObject", Method::PUT, url, &[], Some(body))
+            .await
+            .map(drop)
+    }
+
+    /// Deletes `key`; a missing object is fine.
+    pub async fn delete(&self, key: &str) -> Result<(), S3Error> {
+        let url = self
+            .bucket
+            .delete_object(Some(&self.credentials), key)
+            .sign(CALL_TTL);
+        match self
+            .send("DeleteObject", Method::DELETE, url, &[], None)
+            .await
+        {
+            Err(e) if !e.is_not_found() => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Every key under `prefix`, all pages.
+    pub async fn list_keys(&self, prefix: &str) -> Result<Vec<String>, S3Error> {
+        let mut keys = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut list = ListObjectsV2::new(&self.bucket, Some(&self.credentials));
+            if !prefix.is_empty() {
+                list.with_prefix(prefix);
+            }
+            if let Some(token) = &token {
+                list.with_continuation_token(token.as_str());
+            }
+            let body = self
+                .send_text("ListObjectsV2", Method::GET, list.sign(CALL_TTL), None)
+                .await?;
+            let page = ListObjectsV2::parse_response(&body)
+                .map_err(|e| S3Error::upstream("ListObjectsV2 answer", e))?;
+            keys.extend(page.contents.into_iter().map(|o| o.key));
+            token = page.next_continuation_token;
+            if token.is_none() {
+                return Ok(keys);
+            }
+        }
+    }
+}

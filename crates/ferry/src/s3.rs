@@ -1,0 +1,53 @@
+//! The `--s3-*` options turned, in one place, into the one bucket both S3 users share: the tus
+//! store (`--store s3`) and the companion's signing routes and `s3-multipart` transfers.
+//! Companion's `COMPANION_AWS_*` names reach these options through `compat`.
+
+use std::time::Duration;
+
+use ferry_companion::s3::{S3Settings, S3State};
+use ferry_s3::S3Bucket;
+
+use crate::config::S3Args;
+
+/// The bucket, or `None` when no bucket is configured. Without `--s3-endpoint`, AWS's endpoint
+/// for the region.
+pub fn bucket(args: &S3Args) -> Option<S3Bucket> {
+    Some(S3Bucket {
+        endpoint: args
+            .endpoint
+            .clone()
+            .unwrap_or_else(|| S3Bucket::aws_endpoint(&args.region)),
+        bucket: args.bucket.clone()?,
+        region: args.region.clone(),
+        access_key: args.access_key.clone().unwrap_or_default(),
+        secret_key: args.secret_key.clone().unwrap_or_default(),
+        force_path_style: args.force_path_style,
+        key_prefix: args.key_prefix.clone(),
+    })
+}
+
+/// The signing routes' state on `bucket` (also the bucket of `s3-multipart` transfers).
+pub fn signing(args: &S3Args, bucket: Option<S3Bucket>) -> std::io::Result<Option<S3State>> {
+    let Some(bucket) = bucket else {
+        return Ok(None);
+    };
+    let state = S3State::new(S3Settings {
+        bucket,
+        expires: Duration::from_secs(args.expires),
+        auth_secret: args.auth_secret.clone(),
+    })
+    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
+    tracing::info!(bucket = %state.bucket_name(), "S3 signing routes at /s3/");
+    Ok(Some(state))
+}
+
+/// The `/s3/*` routes when a bucket is configured (else none), behind the companion's CORS
+/// layer (`--cors-origins`), so pages on other origins can call them, `Authorization` included.
+pub fn router(state: Option<S3State>, cors_origins: &[String]) -> axum::Router {
+    match state {
+        Some(state) => {
+            ferry_companion::s3::router(state).layer(ferry_companion::cors::layer(cors_origins))
+        }
+        None => axum::Router::new(),
+    }
+}
