@@ -64,15 +64,15 @@ pub struct ServeConfig {
 pub struct TusArgs {
     /// Seconds an unfinished upload may sit untouched before it expires and its storage is
     /// reclaimed (0: never).
-    #[arg(long, env = "FERRY_UPLOAD_EXPIRY", default_value_t = 86_400)]
+    #[arg(long, env = "FERRY_UPLOAD_EXPIRY", default_value_t = TusArgs::DEFAULT.upload_expiry)]
     pub upload_expiry: u64,
 
     /// Seconds a request body may go without delivering 1 KiB before it is cut off.
-    #[arg(long, env = "FERRY_IDLE_TIMEOUT", default_value_t = 30)]
+    #[arg(long, env = "FERRY_IDLE_TIMEOUT", default_value_t = TusArgs::DEFAULT.idle_timeout)]
     pub idle_timeout: u64,
 
     /// Uploads one client address may write at once (0: no cap).
-    #[arg(long, env = "FERRY_MAX_UPLOADS_PER_CLIENT", default_value_t = 32)]
+    #[arg(long, env = "FERRY_MAX_UPLOADS_PER_CLIENT", default_value_t = TusArgs::DEFAULT.max_uploads_per_client)]
     pub max_uploads_per_client: usize,
 
     /// Reverse proxies (addresses or CIDR ranges, comma-separated) whose `X-Forwarded-For`
@@ -125,17 +125,22 @@ pub enum FsyncPolicy {
     Never,
 }
 
+impl TusArgs {
+    /// The defaults, written once: clap's `default_value_t`s and [`Default`] both read them.
+    const DEFAULT: Self = Self {
+        upload_expiry: 86_400,
+        idle_timeout: 30,
+        max_uploads_per_client: 32,
+        trusted_proxies: Vec::new(),
+        store: StoreKind::Fs,
+        fsync: FsyncPolicy::Always,
+        ietf_draft: false,
+    };
+}
+
 impl Default for TusArgs {
     fn default() -> Self {
-        Self {
-            upload_expiry: 86_400,
-            idle_timeout: 30,
-            max_uploads_per_client: 32,
-            trusted_proxies: Vec::new(),
-            store: StoreKind::Fs,
-            fsync: FsyncPolicy::Always,
-            ietf_draft: false,
-        }
+        Self::DEFAULT
     }
 }
 

@@ -25,7 +25,7 @@ mod sweeper;
 mod write;
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use axum::Router;
 use axum::extract::Request;
@@ -38,7 +38,7 @@ use crate::lock::{LocalLocks, UploadLock};
 use crate::protocol::headers::{TUS_RESUMABLE, UPLOAD_EXPIRES};
 use crate::protocol::ietf::is_draft_request;
 use crate::protocol::{TUS_VERSION, TusError};
-use crate::store::{Store, UploadInfo};
+use crate::store::{Store, UploadInfo, now_secs};
 use limits::ClientSlots;
 
 /// Settings of the endpoint.
@@ -290,11 +290,4 @@ fn tus_headers() -> HeaderMap {
 
 fn header_u64(n: u64) -> HeaderValue {
     HeaderValue::from(n)
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }

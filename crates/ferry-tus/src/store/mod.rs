@@ -219,6 +219,15 @@ pub trait Stage: Send + Sync {
     async fn discard(&self, id: &UploadId) -> Result<(), StoreError>;
 }
 
+/// Now, in whole seconds since the Unix epoch: the clock of `created_at`, `updated_at` and
+/// expiry, for every store and the handler.
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,3 +253,4 @@ mod tests {
         assert!(serde_json::from_str::<UploadInfo>(&foreign).is_err());
     }
 }
+

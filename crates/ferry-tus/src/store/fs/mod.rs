@@ -24,7 +24,7 @@ use async_trait::async_trait;
 
 use super::{
     BodyStream, Concat, Concatenate, ConcatenateUnfinished, DeferLength, Expire, NewUpload, Stage,
-    Store, StoreError, Terminate, UploadInfo, UploadReader,
+    Store, StoreError, Terminate, UploadInfo, UploadReader, now_secs,
 };
 use crate::id::UploadId;
 
@@ -195,10 +195,6 @@ fn secs(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
-}
-
-fn now_secs() -> u64 {
-    secs(SystemTime::now())
 }
 
 #[async_trait]

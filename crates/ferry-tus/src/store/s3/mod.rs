@@ -21,7 +21,7 @@ use tokio_util::io::StreamReader;
 
 use super::{
     BodyStream, Concatenate, ConcatenateUnfinished, DeferLength, Expire, NewUpload, Store,
-    StoreError, Terminate, UploadInfo, UploadReader,
+    StoreError, Terminate, UploadInfo, UploadReader, now_secs,
 };
 use crate::id::UploadId;
 use client::s3_error;
@@ -89,13 +89,6 @@ impl S3Store {
         let json = serde_json::to_vec(state).map_err(|e| s3_error("info", e))?;
         Ok(self.client.put(&self.key(id, ".info"), json).await?)
     }
-}
-
-fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 #[async_trait]
