@@ -28,7 +28,7 @@ $(UI_STAMP): $(NPM_STAMP) $(UI_SOURCES)
 	npm run build
 
 server:
-	cargo build -p ferry
+	cargo build -p ferry -p ferry-testkit --bins
 
 lint: lint-rust lint-ts
 

@@ -1,19 +1,14 @@
 /**
- * A real single-node Garage (S3-compatible store) on loopback for e2e specs: the twin of
- * `crates/ferry-testkit/src/garage.rs`. Temporary data directory, free ports, one key, one bucket,
- * plus the few signed S3 calls specs need (bucket CORS, reading an object back, listing
- * multipart uploads). The binary comes from `GARAGE_BIN` or the cache `scripts/ensure-garage.sh`
- * fills.
+ * A real single-node Garage (S3-compatible store) on loopback for e2e specs, started by the Rust
+ * launcher `ferry-garage` (the testkit's own bootstrap, so it exists once), plus the few signed S3
+ * calls specs need (bucket CORS, reading an object back, listing multipart uploads). The Garage
+ * binary comes from `GARAGE_BIN` or the cache `scripts/ensure-garage.sh` fills.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { homedir, tmpdir } from 'node:os';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash, createHmac } from 'node:crypto';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { repoRoot } from './ferry.ts';
 
 export const garageBin = process.env.GARAGE_BIN ?? join(homedir(), '.cache/ferry/garage-2.5.0/bin/garage');
 
@@ -42,59 +37,56 @@ export interface RunningGarage {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => ok(port));
-    });
-  });
-}
-
-const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 const sha256Hex = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex');
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
 const enc = (s: string) =>
   encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
-export async function startGarage(): Promise<RunningGarage> {
-  const dir = await mkdtemp(join(tmpdir(), 'ferry-garage-'));
-  const [rpc, s3, admin] = [await freePort(), await freePort(), await freePort()];
-  const region = 'garage';
-  const config = join(dir, 'garage.toml');
-  await writeFile(
-    config,
-    [
-      `metadata_dir = "${join(dir, 'meta')}"`,
-      `data_dir = "${join(dir, 'data')}"`,
-      'db_engine = "sqlite"',
-      'replication_factor = 1',
-      `rpc_bind_addr = "127.0.0.1:${rpc}"`,
-      `rpc_public_addr = "127.0.0.1:${rpc}"`,
-      `rpc_secret = "${hex(32)}"`,
-      '[s3_api]',
-      `s3_region = "${region}"`,
-      `api_bind_addr = "127.0.0.1:${s3}"`,
-      '[admin]',
-      `api_bind_addr = "127.0.0.1:${admin}"`,
-      `admin_token = "${hex(16)}"`,
-      '',
-    ].join('\n'),
-  );
-  const log = await open(join(dir, 'garage.log'), 'w');
-  const child: ChildProcess = spawn(garageBin, ['-c', config, 'server'], {
-    stdio: ['ignore', 'ignore', log.fd],
-    env: { ...process.env, RUST_LOG: 'warn' },
-  });
-  const cli = async (...args: string[]) => (await run(garageBin, ['-c', config, ...args])).stdout;
+/** The launcher: `crates/ferry-testkit/src/bin/ferry-garage.rs`, built by `make e2e`. */
+export const launcherBin = process.env.FERRY_GARAGE_BIN ?? join(repoRoot, 'target', 'debug', 'ferry-garage');
 
-  const endpoint = `http://127.0.0.1:${s3}`;
-  const accessKey = `GK${hex(12)}`;
-  const secretKey = hex(32);
-  const bucket = `ferry-${hex(4)}`;
+/**
+ * Starts Garage through the Rust launcher (one bootstrap for Rust tests and e2e specs), which
+ * prints the connection as JSON and stops the node when its stdin closes.
+ */
+export async function startGarage(): Promise<RunningGarage> {
+  const child: ChildProcess = spawn(launcherBin, [], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, GARAGE_BIN: garageBin },
+  });
+  const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
+  const stop = async () => {
+    child.stdin?.end();
+    const timer = setTimeout(() => child.pid && process.kill(child.pid, 'SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const line = await new Promise<string>((ok, fail) => {
+    let out = '';
+    const timer = setTimeout(() => fail(new Error('ferry-garage did not start Garage in 60 s')), 60_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const end = out.indexOf('\n');
+      if (end >= 0) {
+        clearTimeout(timer);
+        ok(out.slice(0, end));
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`ferry-garage exited with ${code} (is ${launcherBin} built? make e2e builds it)`));
+    });
+  });
+  const parsed = JSON.parse(line) as Partial<
+    Record<'endpoint' | 'region' | 'accessKey' | 'secretKey' | 'bucket', string>
+  >;
+  const [endpoint, region, accessKey, secretKey, bucket] = (
+    ['endpoint', 'region', 'accessKey', 'secretKey', 'bucket'] as const
+  ).map((name) => parsed[name] ?? '') as [string, string, string, string, string];
+  if (!endpoint || !region || !accessKey || !secretKey || !bucket) {
+    await stop();
+    throw new Error(`ferry-garage printed an unexpected line: ${line}`);
+  }
 
   async function s3Request(
     method: string,
@@ -115,7 +107,7 @@ export async function startGarage(): Promise<RunningGarage> {
       .join('&');
     const payloadHash = sha256Hex(body);
     const headers: Record<string, string> = {
-      host: `127.0.0.1:${s3}`,
+      host: new URL(endpoint).host,
       'x-amz-content-sha256': payloadHash,
       'x-amz-date': now,
       ...Object.fromEntries(Object.entries(extraHeaders).map(([k, v]) => [k.toLowerCase(), v])),
@@ -142,49 +134,6 @@ export async function startGarage(): Promise<RunningGarage> {
       },
       body: method === 'GET' || method === 'HEAD' ? undefined : typeof body === 'string' ? body : Buffer.from(body),
     });
-  }
-
-  const stop = async () => {
-    if (child.exitCode === null && child.pid !== undefined) {
-      const exited = new Promise((ok) => child.once('exit', ok));
-      process.kill(child.pid, 'SIGKILL');
-      await exited;
-    }
-    await log.close();
-    await rm(dir, { recursive: true, force: true });
-  };
-
-  try {
-    let nodeId = '';
-    for (let i = 0; i < 200 && !nodeId; i++) {
-      if (child.exitCode !== null) throw new Error(`garage exited with ${child.exitCode}`);
-      try {
-        const id = (await cli('node', 'id', '-q')).trim().split('@')[0] ?? '';
-        // `node id` can answer from the key on disk before RPC listens: wait for `status`.
-        await cli('status');
-        nodeId = id;
-      } catch {
-        await new Promise((ok) => setTimeout(ok, 50));
-      }
-    }
-    if (!nodeId) throw new Error('garage did not answer `node id` in 10 s');
-    await cli('layout', 'assign', '-z', 'dc1', '-c', '1G', nodeId);
-    await cli('layout', 'apply', '--version', '1');
-    await cli('key', 'import', '--yes', '-n', 'ferry-test', accessKey, secretKey);
-    await cli('bucket', 'create', bucket);
-    await cli('bucket', 'allow', '--read', '--write', '--owner', bucket, '--key', 'ferry-test');
-    let ready = false;
-    for (let i = 0; i < 200 && !ready; i++) {
-      ready = await s3Request('HEAD', '/').then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (!ready) await new Promise((ok) => setTimeout(ok, 50));
-    }
-    if (!ready) throw new Error('Garage S3 API did not accept the bucket in 10 s');
-  } catch (e) {
-    await stop();
-    throw e;
   }
 
   return {

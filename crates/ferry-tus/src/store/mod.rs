@@ -253,4 +253,3 @@ mod tests {
         assert!(serde_json::from_str::<UploadInfo>(&foreign).is_err());
     }
 }
-
