@@ -90,3 +90,40 @@ impl IntoResponse for ClusterError {
 
 /// This crate's result type.
 pub type Result<T, E = ClusterError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body(response: Response) -> String {
+        let bytes = axum::body::to_bytes(response.into_body(), 1024)
+            .await
+            .expect("body");
+        String::from_utf8(bytes.to_vec()).expect("utf-8")
+    }
+
+    #[tokio::test]
+    async fn outages_answer_503_with_retry_after_and_internals_stay_hidden() {
+        let outage = ClusterError::Unavailable(redis::RedisError::from((
+            redis::ErrorKind::Io,
+            "connection refused by 10.0.0.7",
+        )));
+        let response = outage.into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+        assert_eq!(
+            body(response).await,
+            "the coordination store (Redis) is unavailable; try again shortly"
+        );
+        let busy = ClusterError::LockBusy.into_response();
+        assert_eq!(busy.status(), StatusCode::LOCKED);
+        assert_eq!(
+            body(busy).await,
+            "the upload is busy with another request; try again shortly"
+        );
+        let odd = ClusterError::Protocol("XAUTOCLAIM reply".into()).into_response();
+        assert_eq!(odd.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(body(odd).await, "internal error");
+        assert_eq!(ClusterError::LeaseLost.status_code(), StatusCode::CONFLICT);
+    }
+}

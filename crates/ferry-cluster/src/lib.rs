@@ -5,15 +5,15 @@
 //!
 //! # Layout
 //!
-//! - [`cluster`]: [`Cluster`], one instance's handle (command connection, instance id, figures).
-//! - [`config`]: [`ClusterConfig`], URL, prefix and timings.
-//! - [`lock`]: [`LeaseLocks`] and [`Lease`], lease locks with fencing and release requests.
-//! - [`transfers`]: [`TransferRegistry`] and [`OwnedTransfer`], records, ownership, takeover.
-//! - [`replay`]: [`Topics`], pub/sub with a kept last message (progress frames, auth tokens).
-//! - [`oauth`]: [`OAuthStates`], one-time OAuth state.
-//! - [`figures`]: [`Figures`] for `/metrics` and `/health`.
-//! - `pubsub`: the instance's one shared subscriber connection; `keys`: key and channel names.
-//! - [`error`]: [`ClusterError`].
+//! - [`cluster`] — [`Cluster`], one instance's handle (command connection, instance id, figures).
+//! - [`config`] — [`ClusterConfig`], URL, prefix and timings.
+//! - [`lock`] — [`LeaseLocks`] and [`Lease`], lease locks with fencing and release requests.
+//! - [`transfers`] — [`TransferRegistry`] and [`OwnedTransfer`], records, ownership, takeover.
+//! - [`replay`] — [`Topics`], pub/sub with a kept last message (progress frames, auth tokens).
+//! - [`oauth`] — [`OAuthStates`], one-time OAuth state.
+//! - [`figures`] — [`Figures`] for `/metrics` and `/health`.
+//! - `pubsub` — the instance's one shared subscriber connection; `keys` — key and channel names.
+//! - [`error`] — [`ClusterError`].
 
 pub mod cluster;
 pub mod config;

@@ -66,6 +66,17 @@ end
 return 0
 ";
 
+const RELEASE_OWNER: &str = r"
+-- KEYS: lock, released channel; ARGV: owner (without the fence)
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '|' then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', KEYS[2], v)
+  return 1
+end
+return 0
+";
+
 const WRITE_FENCED: &str = r"
 -- KEYS: lock, fenced; ARGV: value, fence, ttl_ms, field, value, ...
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -75,14 +86,15 @@ redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return 1
 ";
 
-fn scripts() -> &'static [Script; 4] {
-    static SCRIPTS: std::sync::OnceLock<[Script; 4]> = std::sync::OnceLock::new();
+fn scripts() -> &'static [Script; 5] {
+    static SCRIPTS: std::sync::OnceLock<[Script; 5]> = std::sync::OnceLock::new();
     SCRIPTS.get_or_init(|| {
         [
             Script::new(ACQUIRE),
             Script::new(RENEW),
             Script::new(RELEASE),
             Script::new(WRITE_FENCED),
+            Script::new(RELEASE_OWNER),
         ]
     })
 }
@@ -153,7 +165,7 @@ impl LeaseLocks {
             Mode::Retry => "retry",
             Mode::Try => "try",
         };
-        let (code, value): (i64, String) = self
+        let result: Result<(i64, String)> = self
             .cluster
             .eval(
                 &scripts()[0],
@@ -171,7 +183,14 @@ impl LeaseLocks {
                     &(ms(config.lock_wait) + 1000),
                 ],
             )
-            .await?;
+            .await;
+        let (code, value) = match result {
+            Ok(answer) => answer,
+            Err(err) => {
+                self.clean_up_after_timeout(resource, owner);
+                return Err(err);
+            }
+        };
         Ok(match code {
             1 => Attempt::Acquired(value),
             2 => Attempt::Superseded,
@@ -228,6 +247,24 @@ impl LeaseLocks {
                 () = tokio::time::sleep(pause) => {}
             }
         }
+    }
+
+    /// An attempt that timed out may still run in Redis later (e.g. after a `CLIENT PAUSE`) and
+    /// grant a lease nobody renews; queued behind it, this deletes such an orphan at once instead
+    /// of letting it block the resource for a TTL.
+    fn clean_up_after_timeout(&self, resource: &str, owner: &str) {
+        let cluster = self.cluster.clone();
+        let (resource, owner) = (resource.to_owned(), owner.to_owned());
+        tokio::spawn(async move {
+            let keys = &cluster.inner.keys;
+            let _ = cluster
+                .eval::<i64>(
+                    &scripts()[4],
+                    &[&keys.lock(&resource), &keys.released(&resource)],
+                    &[&owner],
+                )
+                .await;
+        });
     }
 
     /// Takes the lock only if nobody holds it, ending no one (for sweepers and expiry).

@@ -55,13 +55,11 @@ pub(crate) struct Subscription {
 impl Subscription {
     /// The next event; `None` once the hub stopped (the instance was halted).
     pub(crate) async fn recv(&mut self) -> Option<HubEvent> {
-        loop {
-            match self.receiver.recv().await {
-                Ok(event) => return Some(event),
-                // A listener that fell behind re-reads state like after a reconnect.
-                Err(broadcast::error::RecvError::Lagged(_)) => return Some(HubEvent::Resubscribed),
-                Err(broadcast::error::RecvError::Closed) => return None,
-            }
+        match self.receiver.recv().await {
+            Ok(event) => Some(event),
+            // A listener that fell behind re-reads state like after a reconnect.
+            Err(broadcast::error::RecvError::Lagged(_)) => Some(HubEvent::Resubscribed),
+            Err(broadcast::error::RecvError::Closed) => None,
         }
     }
 }

@@ -18,12 +18,20 @@ async fn one_holder_at_a_time_and_fences_grow() {
     assert!(b.locks().try_lock("u1").await.expect("try").is_none());
     assert_eq!(
         b.locks().holder("u1").await.expect("holder"),
-        Some(Holder { instance: "a".into(), fence: first.fence() })
+        Some(Holder {
+            instance: "a".into(),
+            fence: first.fence()
+        })
     );
     // Another resource is independent.
     let other = b.locks().try_lock("u2").await.expect("try").expect("free");
     assert!(first.release().await.expect("release"), "it was still ours");
-    let second = b.locks().try_lock("u1").await.expect("try").expect("free now");
+    let second = b
+        .locks()
+        .try_lock("u1")
+        .await
+        .expect("try")
+        .expect("free now");
     assert_eq!(second.fence(), 2);
     assert_eq!(other.fence(), 1, "fences count per resource");
     assert_eq!(a.figures().leases_held, 0);
@@ -40,7 +48,10 @@ async fn a_request_on_another_instance_stops_the_holder_and_takes_over() {
     // releases.
     let holder = tokio::spawn(async move {
         held.stop_signal().cancelled().await;
-        assert!(!held.lost_signal().is_cancelled(), "asked to stop, not lost");
+        assert!(
+            !held.lost_signal().is_cancelled(),
+            "asked to stop, not lost"
+        );
         held.write_fenced(&[("tail", "saved")], Duration::from_secs(60))
             .await
             .expect("still the holder while saving");
@@ -48,8 +59,15 @@ async fn a_request_on_another_instance_stops_the_holder_and_takes_over() {
     });
     let started = Instant::now();
     let taken = b.locks().lock("u1").await.expect("b takes the lock");
-    assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
-    assert!(holder.await.expect("join"), "the holder released its own lease");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        holder.await.expect("join"),
+        "the holder released its own lease"
+    );
     assert_eq!(taken.fence(), fence + 1);
     assert_eq!(a.figures().release_requests_received, 1);
     assert!(b.figures().release_requests_sent >= 1);
@@ -84,8 +102,14 @@ async fn a_holder_that_does_not_stop_keeps_the_lock_and_the_waiter_gets_busy() {
     let err = b.locks().lock("u1").await.expect_err("busy");
     assert!(matches!(err, ClusterError::LockBusy), "{err:?}");
     assert_eq!(err.status_code(), 423);
-    assert!(started.elapsed() >= Duration::from_secs(3), "waited lock_wait");
-    assert!(held.stop_signal().is_cancelled() && held.is_held(), "asked, yet still held");
+    assert!(
+        started.elapsed() >= Duration::from_secs(3),
+        "waited lock_wait"
+    );
+    assert!(
+        held.stop_signal().is_cancelled() && held.is_held(),
+        "asked, yet still held"
+    );
 }
 
 #[tokio::test]
@@ -101,7 +125,10 @@ async fn a_newer_request_ends_an_older_waiter() {
     let older = older.await.expect("join").expect_err("superseded");
     assert!(matches!(older, ClusterError::Superseded), "{older:?}");
     held.release().await.expect("release");
-    let newer = newer.await.expect("join").expect("the newest request gets it");
+    let newer = newer
+        .await
+        .expect("join")
+        .expect("the newest request gets it");
     assert_eq!(newer.fence(), 2);
 }
 
@@ -113,7 +140,10 @@ async fn renewal_keeps_the_lease_past_its_ttl() {
     tokio::time::sleep(Duration::from_secs(3)).await; // three TTLs
     assert!(held.is_held());
     assert!(b.locks().try_lock("u1").await.expect("try").is_none());
-    let ttl: i64 = redis.cli(&["PTTL", "test:{lk:u1}:lock"]).parse().expect("pttl");
+    let ttl: i64 = redis
+        .cli(&["PTTL", "test:{lk:u1}:lock"])
+        .parse()
+        .expect("pttl");
     assert!(ttl > 0 && ttl <= 1000, "lease key ttl {ttl}");
 }
 
@@ -131,10 +161,16 @@ async fn a_dead_holders_lease_expires_and_the_next_grant_is_fenced_higher() {
         if let Some(lease) = b.locks().try_lock("u1").await.expect("try") {
             break lease;
         }
-        assert!(started.elapsed() < Duration::from_secs(3), "lease never expired");
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "lease never expired"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    assert!(died.elapsed() >= Duration::from_millis(900), "not before the TTL");
+    assert!(
+        died.elapsed() >= Duration::from_millis(900),
+        "not before the TTL"
+    );
     assert_eq!(taken.fence(), fence + 1);
 }
 
@@ -143,10 +179,18 @@ async fn fences_keep_growing_after_the_counter_expired_while_the_fenced_record_l
     let redis = RedisServer::start();
     let a = instance(&redis, "a").await;
     for _ in 0..3 {
-        a.locks().lock("u1").await.expect("lock").release().await.expect("release");
+        a.locks()
+            .lock("u1")
+            .await
+            .expect("lock")
+            .release()
+            .await
+            .expect("release");
     }
     let held = a.locks().lock("u1").await.expect("lock");
-    held.write_fenced(&[("tail", "x")], Duration::from_secs(60)).await.expect("write");
+    held.write_fenced(&[("tail", "x")], Duration::from_secs(60))
+        .await
+        .expect("write");
     held.release().await.expect("release");
     redis.cli(&["DEL", "test:{lk:u1}:fence"]);
     let next = a.locks().lock("u1").await.expect("lock");
