@@ -8,6 +8,7 @@
 //! - [`cluster`] — [`Cluster`], one instance's handle (command connection, instance id, figures).
 //! - [`config`] — [`ClusterConfig`], URL, prefix and timings.
 //! - [`lock`] — [`LeaseLocks`] and [`Lease`], lease locks with fencing and release requests.
+//! - [`upload_lock`] — [`RedisUploadLocks`], ferry-tus's `UploadLock` on these leases.
 //! - [`transfers`] — [`TransferRegistry`] and [`OwnedTransfer`], records, ownership, takeover.
 //! - [`replay`] — [`Topics`], pub/sub with a kept last message (progress frames, auth tokens).
 //! - [`oauth`] — [`OAuthStates`], one-time OAuth state.
@@ -25,6 +26,7 @@ pub mod oauth;
 mod pubsub;
 pub mod replay;
 pub mod transfers;
+pub mod upload_lock;
 
 pub use cluster::Cluster;
 pub use config::ClusterConfig;
@@ -36,3 +38,4 @@ pub use replay::{TopicStream, Topics};
 pub use transfers::{
     Claimed, Control, Desired, Directives, OwnedTransfer, TransferRecord, TransferRegistry,
 };
+pub use upload_lock::RedisUploadLocks;
