@@ -4,10 +4,12 @@
 //! # Layout
 //!
 //! [`TestServer`], [`random_bytes`], [`sha256_hex`] here; [`origin`]: misbehaving origin
-//! servers, a connection-counting sink and a fail-then-recover wrapper; [`garage`]: Garage (S3).
+//! servers, a connection-counting sink and a fail-then-recover wrapper; [`garage`]: Garage (S3);
+//! [`redis`]: `redis-server`.
 
 pub mod garage;
 pub mod origin;
+pub mod redis;
 
 use std::net::SocketAddr;
 

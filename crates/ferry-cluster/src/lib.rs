@@ -1,0 +1,41 @@
+//! Redis implementations of Ferry's coordination seams, so several `ferry` instances can share
+//! uploads, transfers, progress sockets and logins. Nothing else in the tree talks to Redis: the
+//! libraries call traits (upload lock, transfer registry, progress hub, auth hand-off) and the
+//! binary plugs these building blocks in behind them when `--redis-url` is set.
+//!
+//! # Layout
+//!
+//! - [`cluster`] — [`Cluster`], one instance's handle (command connection, instance id, figures).
+//! - [`config`] — [`ClusterConfig`], URL, prefix and timings.
+//! - [`lock`] — [`LeaseLocks`] and [`Lease`], lease locks with fencing and release requests.
+//! - [`upload_lock`] — [`RedisUploadLocks`], ferry-tus's `UploadLock` on these leases.
+//! - [`transfers`] — [`TransferRegistry`] and [`OwnedTransfer`], records, ownership, takeover.
+//! - [`replay`] — [`Topics`], pub/sub with a kept last message (progress frames, auth tokens).
+//! - [`oauth`] — [`OAuthStates`], one-time OAuth state.
+//! - [`figures`] — [`Figures`] for `/metrics` and `/health`.
+//! - `pubsub` — the instance's one shared subscriber connection; `keys` — key and channel names.
+//! - [`error`] — [`ClusterError`].
+
+pub mod cluster;
+pub mod config;
+pub mod error;
+pub mod figures;
+mod keys;
+pub mod lock;
+pub mod oauth;
+mod pubsub;
+pub mod replay;
+pub mod transfers;
+pub mod upload_lock;
+
+pub use cluster::Cluster;
+pub use config::ClusterConfig;
+pub use error::{ClusterError, Result};
+pub use figures::Figures;
+pub use lock::{Holder, Lease, LeaseLocks};
+pub use oauth::OAuthStates;
+pub use replay::{TopicStream, Topics};
+pub use transfers::{
+    Claimed, Control, Desired, Directives, OwnedTransfer, TransferRecord, TransferRegistry,
+};
+pub use upload_lock::RedisUploadLocks;
