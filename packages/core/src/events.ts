@@ -1,4 +1,5 @@
 /** The engine's events, with Uppy's names (eases migration) and their arguments. */
+import type { ActiveLocale } from './locale.ts';
 import type { Rejection } from './restrictions.ts';
 import type {
   FerryFile,
@@ -41,4 +42,6 @@ export interface FerryEvents extends Record<string, unknown[]> {
   'preprocess-complete': [file: FerryFile];
   'postprocess-progress': [file: FerryFile, progress: ProcessingProgress];
   'postprocess-complete': [file: FerryFile];
+  /** `setLocale` switched the language. */
+  'locale-change': [locale: ActiveLocale];
 }

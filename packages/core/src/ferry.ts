@@ -10,7 +10,14 @@ import { Emitter } from './emitter.ts';
 import type { FerryEvents } from './events.ts';
 import { FileIndex } from './files.ts';
 import { Informer } from './informer.ts';
-import { defaultLocale, type LocaleEntry, type LocaleStrings, type LocaleVars, translate } from './locale.ts';
+import {
+  type ActiveLocale,
+  type Locale,
+  type LocaleOption,
+  type LocaleVars,
+  resolveLocale,
+  translate,
+} from './locale.ts';
 import { browserOnlineSource, type OnlineSource } from './online.ts';
 import { type Phase, type Processor, Processors } from './processors.ts';
 import { DEFAULT_PROGRESS_THROTTLE } from './progress-batcher.ts';
@@ -46,7 +53,8 @@ export interface FerryOptions {
   autoProceed?: boolean;
   /** Concurrent uploads across files; 0 = unlimited (the default). */
   limit?: number;
-  locale?: Partial<Record<keyof LocaleStrings | (string & {}), LocaleEntry>>;
+  /** A language pack (`@ferry/core/locales/de`), a pack with overrides, or overrides over English. */
+  locale?: LocaleOption;
   meta?: Record<string, string>;
   /** Return false to refuse a file, or a descriptor to replace it. */
   onBeforeFileAdded?: (file: FerryFile) => boolean | FileDescriptor;
@@ -68,7 +76,7 @@ export class Ferry {
   readonly #index = new FileIndex();
   readonly #options: FerryOptions;
   readonly #restrictions: Restrictions;
-  readonly #locale: Partial<Record<string, LocaleEntry>>;
+  #locale: Locale;
   readonly #informer: Informer;
   readonly #runner: Runner;
   readonly #connectivity: Connectivity;
@@ -80,7 +88,7 @@ export class Ferry {
     this.companionUrl = options.companionUrl;
     this.#options = options;
     this.#restrictions = { ...noRestrictions, ...options.restrictions };
-    this.#locale = { ...defaultLocale, ...options.locale };
+    this.#locale = resolveLocale(options.locale);
     if (options.meta) this.#store.dispatch({ type: 'meta', meta: options.meta });
     this.#informer = new Informer({
       current: () => this.getState().info,
@@ -146,7 +154,18 @@ export class Ferry {
     return this.#restrictions;
   }
 
-  i18n = (key: string, vars?: LocaleVars): string => translate(this.#locale, key, vars);
+  i18n = (key: string, vars?: LocaleVars): string => translate(this.#locale.strings, key, vars, this.#locale.code);
+
+  /** The language in use (code and direction); a new object after each {@link setLocale}. */
+  get locale(): ActiveLocale {
+    return this.#locale;
+  }
+
+  /** Switches language at run time; the UI re-renders on `locale-change`. */
+  setLocale(locale: LocaleOption): void {
+    this.#locale = resolveLocale(locale);
+    this.#events.emit('locale-change', this.#locale);
+  }
 
   info(message: string | { message: string; details?: string }, type: InfoType = 'info', duration = 3000): string {
     return this.#informer.info(message, type, duration);

@@ -4,7 +4,8 @@
  * Layout: `ferry.ts` (the public engine, wiring only), `types.ts` (data shapes), `reducer.ts`
  * (every state change, one action union), `store.ts` (observable store), `emitter.ts` +
  * `events.ts` (events), `files.ts` (records), `admission.ts` (adding files), `restrictions.ts`
- * (rejections as data, `formatSize`), `locale.ts` (every user-facing string), `informer.ts`
+ * (rejections as data, `formatSize`), `locale.ts` (plural rules, placeholders, packs) + `locales/` (one
+ * pack per language, English the reference), `informer.ts`
  * (toasts), `runner.ts` (file and bundle runs, one completion), `limiter.ts` (concurrency),
  * `retryer.ts` (retry policy), `stall.ts` (stall timer), `progress-batcher.ts` (progress
  * throttle), `processors.ts` (pre/postprocessors), `online.ts` + `connectivity.ts` (offline
@@ -34,13 +35,24 @@ export { createFile, newFileId } from './files.ts';
 export { Informer } from './informer.ts';
 export { Limiter, type Release } from './limiter.ts';
 export {
+  type ActiveLocale,
+  type Direction,
   defaultLocale,
+  type Locale,
   type LocaleEntry,
   type LocaleKey,
+  type LocaleOption,
+  type LocaleOverrides,
+  type LocalePack,
   type LocaleStrings,
   type LocaleVars,
+  type PluralCategory,
+  type PluralEntry,
+  pluralCategory,
+  resolveLocale,
   translate,
 } from './locale.ts';
+export { en } from './locales/en.ts';
 export { browserOnlineSource, DEFAULT_ONLINE_CHECK_INTERVAL, type OnlineSource, OnlineWatcher } from './online.ts';
 export { DEFAULT_PROGRESS_THROTTLE, ProgressBatcher } from './progress-batcher.ts';
 export { type Action, emptyProgress, type FilePatch, initialState, type ProgressUpdate, reduce } from './reducer.ts';

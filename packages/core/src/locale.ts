@@ -1,94 +1,101 @@
 /**
- * Every user-facing string of the engine and its UI, English by default and replaceable
- * (`new Ferry({ locale: { ... } })`). Holds the spec's error catalogue verbatim.
- * `%{name}` placeholders are filled from the variables passed to {@link translate}; a plural
- * entry `{ one, other }` is chosen by `smart_count`.
+ * How the engine and its UI find their words: a locale is a pack (`@ferry/core/locales/de`...)
+ * with its BCP 47 code, its writing direction and one entry per {@link LocaleKey}. `%{name}`
+ * placeholders are filled from the variables passed to {@link translate}; a plural entry holds
+ * one form per CLDR plural category and is chosen by `smart_count` through `Intl.PluralRules`
+ * of the pack's language (Arabic has six forms, Japanese one).
  */
+import { strings as english } from './locales/en.ts';
 
-/** A string, or a pair chosen by the `smart_count` variable. */
-export type LocaleEntry = string | { one: string; other: string };
+/** A CLDR plural form; `other` is the one every language has. */
+export type PluralCategory = 'zero' | 'one' | 'two' | 'few' | 'many' | 'other';
 
-export const defaultLocale = {
-  // Spec section 8, the error catalogue.
-  noInternetConnection: 'No Internet connection',
-  connectedToInternet: 'Connected!',
-  companionError: 'Connection with Companion failed',
-  authRequired: 'Authorization required',
-  failedToFetch: 'Companion failed to fetch this URL, please make sure it’s correct',
-  failedToFetchFile: 'Failed to fetch the file',
-  uploadStalled: 'Upload stalled for %{seconds} seconds, aborting.',
-  uploadError: 'Upload error',
-  uploadFailed: 'upload failed',
-  cannotReadImage: 'cannot read image',
-  preparingUpload: 'Preparing upload...',
-  webcamNotSupported: 'Webcam access not supported',
-  recordingUnsupported: 'Could not retrieve recording: Unsupported media type',
-  allowAccessTitle: 'Please allow access to your camera',
-  smile: 'Smile!',
-  incorrectUrl: 'Incorrect URL: Please make sure you are entering a direct link to a file',
-  non2xx: 'Non 2xx',
-  etagUnreadable:
-    'Could not read the ETag header. This likely means CORS is not configured correctly on the bucket (ETag must be exposed).',
-  failedBecause: 'Failed because: %{reason}',
-  missingEndpoint: 'tus: neither an endpoint nor an upload URL is provided',
-  missingLocation: 'tus: invalid or missing Location header',
-  invalidOffset: 'tus: invalid or missing offset value',
-  invalidLength: 'tus: invalid or missing length value',
-  uploadLocked: 'tus: upload is currently locked; retry later',
-  bundleRemoteFiles: 'Can’t upload remote files when the `bundle: true` option is set',
-  bundleNeedsFormData: '`bundle: true` requires `formData: true`',
-  // Restrictions.
-  exceedsSize: '%{file} exceeds maximum allowed size of %{size}',
-  inferiorSize: 'This file is smaller than the allowed size of %{size}',
-  exceedsTotalSize: '%{file} would make the total size exceed the allowed %{size}',
-  youCanOnlyUploadX: {
-    one: 'You can only upload %{smart_count} file',
-    other: 'You can only upload %{smart_count} files',
-  },
-  youHaveToAtLeastSelectX: {
-    one: 'You have to select at least %{smart_count} file',
-    other: 'You have to select at least %{smart_count} files',
-  },
-  youCanOnlyUploadFileTypes: 'You can only upload: %{types}',
-  noDuplicates: 'Cannot add the duplicate file ‘%{fileName}’, it already exists',
-  rejectedByCallback: '%{file} was not added',
-  andNMore: { one: '%{message} (and %{smart_count} more)', other: '%{message} (and %{smart_count} more)' },
-  // UI strings the Dashboard and status bar use.
-  dropPasteFiles: 'Drop files here or %{browseFiles}',
-  browseFiles: 'browse files',
-  browseFolders: 'browse folders',
-  uploadXFiles: { one: 'Upload %{smart_count} file', other: 'Upload %{smart_count} files' },
-  xFilesSelected: { one: '%{smart_count} file selected', other: '%{smart_count} files selected' },
-  uploading: 'Uploading',
-  uploadComplete: 'Upload complete',
-  uploadPaused: 'Upload paused',
-  complete: 'Complete',
-  paused: 'Paused',
-  error: 'Error',
-  retry: 'Retry',
-  retryUpload: 'Retry upload',
-  pauseUpload: 'Pause upload',
-  resumeUpload: 'Resume upload',
-  cancelUpload: 'Cancel upload',
-  cancel: 'Cancel',
-  removeFile: 'Remove file',
-  xFilesFailed: { one: '%{smart_count} file failed to upload', other: '%{smart_count} files failed to upload' },
-  dataUploadedOfTotal: '%{complete} of %{total}',
-  xTimeLeft: '%{time} left',
-  import: 'Import',
-  enterUrlToImport: 'Enter URL to import a file',
-  addMore: 'Add more',
-  done: 'Done',
-} satisfies Record<string, LocaleEntry>;
+/** A plural entry: the forms the language's plural rules name (`other` always). */
+export type PluralEntry = Partial<Record<PluralCategory, string>> & { other: string };
 
-export type LocaleKey = keyof typeof defaultLocale;
+/** A string, or plural forms chosen by the `smart_count` variable. */
+export type LocaleEntry = string | PluralEntry;
+
+export type LocaleKey = keyof typeof english;
+/** A complete table: every key the English pack has, no other. */
 export type LocaleStrings = Record<LocaleKey, LocaleEntry>;
+/** Entries replacing some of a pack's; keys outside the table are allowed for plugins. */
+export type LocaleOverrides = Partial<Record<LocaleKey | (string & {}), LocaleEntry>>;
 export type LocaleVars = Record<string, string | number>;
+export type Direction = 'ltr' | 'rtl';
 
-/** Looks `key` up in `strings` and fills its placeholders; unknown keys come back as the key. */
-export function translate(strings: Partial<Record<string, LocaleEntry>>, key: string, vars: LocaleVars = {}): string {
-  const entry = strings[key] ?? (defaultLocale as Record<string, LocaleEntry>)[key];
+/** A language pack: what `@ferry/core/locales/*` export. */
+export interface LocalePack {
+  /** BCP 47 tag, e.g. `de`, `pt-BR`; picks the plural rules. */
+  code: string;
+  direction: Direction;
+  strings: LocaleStrings;
+}
+
+/**
+ * What `new Ferry({ locale })` takes: a pack, a pack with some strings replaced
+ * (`{ ...de, strings: { ...de.strings, dropHint: '…' } }`, or only `{ strings: {...} }`), or,
+ * as before packs existed, a flat table of overrides over English.
+ */
+export type LocaleOption = LocaleOverrides | { code?: string; direction?: Direction; strings: LocaleOverrides };
+
+/** The English table, every key (kept under its old name). */
+export const defaultLocale: LocaleStrings = english;
+
+/** The language a widget speaks: its code and direction (the Dashboard sets `lang` and `dir`). */
+export interface ActiveLocale {
+  readonly code: string;
+  readonly direction: Direction;
+}
+
+/** A resolved locale: code, direction and the full table (the pack's entries over English). */
+export interface Locale extends ActiveLocale {
+  readonly strings: LocaleOverrides;
+}
+
+/** Resolves what a page passed into a full {@link Locale}; English when nothing. */
+export function resolveLocale(option?: LocaleOption): Locale {
+  if (!option) return { code: 'en', direction: 'ltr', strings: english };
+  if (isPackLike(option)) {
+    return {
+      code: option.code ?? 'en',
+      direction: option.direction ?? 'ltr',
+      strings: { ...english, ...option.strings },
+    };
+  }
+  return { code: 'en', direction: 'ltr', strings: { ...english, ...option } };
+}
+
+function isPackLike(
+  option: LocaleOption,
+): option is { code?: string; direction?: Direction; strings: LocaleOverrides } {
+  const s = (option as { strings?: unknown }).strings;
+  return typeof s === 'object' && s !== null;
+}
+
+const rules = new Map<string, Intl.PluralRules>();
+
+/** The plural form `count` takes in language `code` (CLDR rules through `Intl.PluralRules`). */
+export function pluralCategory(code: string, count: number): PluralCategory {
+  let r = rules.get(code);
+  if (!r) {
+    r = new Intl.PluralRules(code);
+    rules.set(code, r);
+  }
+  return r.select(count);
+}
+
+/**
+ * Looks `key` up in `strings` (then English) and fills its placeholders; unknown keys come back
+ * as the key. Plural forms follow the rules of `code` (English by default).
+ */
+export function translate(strings: LocaleOverrides, key: string, vars: LocaleVars = {}, code = 'en'): string {
+  const entry = strings[key] ?? (english as LocaleOverrides)[key];
   if (entry === undefined) return key;
-  const text = typeof entry === 'string' ? entry : Number(vars.smart_count ?? 0) === 1 ? entry.one : entry.other;
+  const text = typeof entry === 'string' ? entry : pickForm(entry, Number(vars.smart_count ?? 0), code);
   return text.replace(/%\{(\w+)\}/g, (whole, name: string) => (name in vars ? String(vars[name]) : whole));
+}
+
+function pickForm(entry: PluralEntry, count: number, code: string): string {
+  return entry[pluralCategory(code, count)] ?? entry.other;
 }

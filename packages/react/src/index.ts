@@ -33,7 +33,7 @@ export { filesFromDataTransfer } from './dom/entries.ts';
 export { type UseCamera, type UseCameraOptions, useCamera } from './hooks/useCamera.ts';
 export { useDropzone } from './hooks/useDropzone.ts';
 export { useVirtualList, visibleRange } from './hooks/useVirtualList.ts';
-export { dashboardStrings, useI18n } from './i18n.ts';
+export { type Translate, useI18n, useLocale } from './i18n.ts';
 export { Camera, type CameraProps } from './panels/Camera.tsx';
 export { LinkImport, type LinkImportProps } from './panels/LinkImport.tsx';
 export { createSpeedEstimator } from './speed.ts';
