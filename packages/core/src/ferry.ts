@@ -8,7 +8,7 @@ import { importLink, type LinkImportResult } from './companion/link.ts';
 import { Connectivity } from './connectivity.ts';
 import { Emitter } from './emitter.ts';
 import type { FerryEvents } from './events.ts';
-import { FileIndex } from './files.ts';
+import { FileIndex, fileKey } from './files.ts';
 import { Informer } from './informer.ts';
 import {
   type ActiveLocale,
@@ -304,6 +304,20 @@ export class Ferry {
 
   setFileMeta(id: string, meta: Record<string, string>): void {
     this.#dispatch({ type: 'file-meta', id, meta });
+  }
+
+  /**
+   * Replaces a file's bytes (an edited or compressed image) before it uploads, keeping its id and
+   * meta; the name follows `name` or the new File's. False when the file is remote, paused, uploading or done.
+   */
+  setFileData(id: string, data: Blob, name?: string): boolean {
+    const file = this.getFile(id);
+    if (!file || file.isRemote || !['waiting', 'preprocessing', 'error'].includes(file.state)) return false;
+    this.#index.remove(file);
+    this.#dispatch({ type: 'data', id, data, name: name ?? ((data as Partial<File>).name || file.name) });
+    const next = this.getFile(id);
+    if (next) this.#index.add(next, fileKey(next));
+    return true;
   }
 
   /** Sets uploader bookkeeping or presentation fields (preview...) on a file. */

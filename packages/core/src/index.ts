@@ -11,7 +11,8 @@
  * throttle), `processors.ts` (pre/postprocessors), `online.ts` + `connectivity.ts` (offline
  * pauses, online resumes), `uploader.ts` (the uploader seam), `uploaders/` (tus, xhr, s3,
  * s3-multipart with its signer and XML reader, `send-xhr.ts` the XHR sender they share),
- * `companion/` (`remote.ts`: urlMeta and RemoteUploader; `link.ts`: link import).
+ * `companion/` (`remote.ts`: urlMeta and RemoteUploader; `link.ts`: link import), `image/`
+ * (optional: crop/rotate/flip edits and the compression preprocessor, on a canvas).
  */
 export {
   importLink,
@@ -32,6 +33,32 @@ export { Emitter } from './emitter.ts';
 export type { FerryEvents } from './events.ts';
 export { Ferry, type FerryOptions, type Processor } from './ferry.ts';
 export { createFile, newFileId } from './files.ts';
+export {
+  type CompressOptions,
+  canvasTranscoder,
+  imageCompressor,
+  type Transcoder,
+  targetSize,
+} from './image/compress.ts';
+export {
+  drawEdited,
+  fitRatio,
+  flip,
+  type Handle,
+  type ImageEdit,
+  isEdited,
+  MIN_CROP,
+  moveRect,
+  noEdit,
+  orientedSize,
+  type Rect,
+  type RenderOptions,
+  type Rotation,
+  renderEdit,
+  resizeRect,
+  rotate,
+  type Size,
+} from './image/edit.ts';
 export { Informer } from './informer.ts';
 export { Limiter, type Release } from './limiter.ts';
 export {

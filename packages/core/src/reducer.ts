@@ -59,6 +59,7 @@ export type Action =
   | { type: 'retry'; ids: string[] }
   | { type: 'patch'; id: string; patch: FilePatch }
   | { type: 'file-meta'; id: string; meta: Record<string, string> }
+  | { type: 'data'; id: string; data: Blob; name: string }
   | { type: 'meta'; meta: Record<string, string> }
   | { type: 'info-show'; info: InfoMessage }
   | { type: 'info-hide'; id: string }
@@ -179,6 +180,24 @@ export function reduce(state: FerryState, action: Action): FerryState {
       );
     case 'patch':
       return updateMany(state, [action.id], (f) => ({ ...f, ...action.patch }));
+    case 'data':
+      // New bytes (an edited or compressed image): a fresh upload, meta kept. A name the person
+      // typed in the card stays; one that followed the file name follows the new one.
+      return updateMany(state, [action.id], (f) => {
+        const type = action.data.type || f.type;
+        const name = f.meta.name === f.name ? action.name : (f.meta.name ?? action.name);
+        return {
+          ...f,
+          data: action.data,
+          size: action.data.size,
+          name: action.name,
+          type,
+          meta: { ...f.meta, name, type },
+          progress: { ...emptyProgress(action.data.size), preprocess: f.progress.preprocess },
+          tus: undefined,
+          s3Multipart: undefined,
+        };
+      });
     case 'file-meta':
       return updateMany(state, [action.id], (f) => ({ ...f, meta: { ...f.meta, ...action.meta } }));
     case 'meta': {
