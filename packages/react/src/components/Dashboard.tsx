@@ -5,9 +5,13 @@
 import { type ClipboardEvent, type CSSProperties, type ReactNode, useEffect, useRef, useState } from 'react';
 import { useFerry, useFerryState } from '../context.tsx';
 import { describe } from '../dom/entries.ts';
-import { useI18n } from '../i18n.ts';
+import { screenCaptureSupported } from '../dom/screen.ts';
+import { usePageDrop } from '../hooks/usePageDrop.ts';
+import { useI18n, useLocale } from '../i18n.ts';
 import { Camera, type CameraProps } from '../panels/Camera.tsx';
+import { ImageEditor, type ImageEditorOptions } from '../panels/ImageEditor.tsx';
 import { importLinkWithToast, LinkImport } from '../panels/LinkImport.tsx';
+import { ScreenCapture, type ScreenCaptureProps } from '../panels/ScreenCapture.tsx';
 import { AddFiles, type SourceButton, SourceButtons } from './AddFiles.tsx';
 import { DropZone } from './DropZone.tsx';
 import { FileCard, type MetaField } from './FileCard.tsx';
@@ -35,6 +39,14 @@ export interface DashboardProps extends ModalOptions {
   link?: boolean | { companionUrl?: string };
   /** Enables the camera panel. */
   camera?: CameraProps | boolean;
+  /** Enables the screen-capture panel (screenshot, recording) where the browser can capture. */
+  screenCapture?: ScreenCaptureProps | boolean;
+  /** Enables cropping, turning and mirroring images from the file card (off by default). */
+  imageEditor?: ImageEditorOptions | boolean;
+  /** Once uploaded, each file links to its result: open it, copy its link (off by default). */
+  resultLinks?: boolean;
+  /** Files dropped anywhere on the page are added, not only on the Dashboard (off by default). */
+  pageDrop?: boolean;
   /** Offer "browse folders" beside "browse files" (default true). */
   folders?: boolean;
   /** Meta fields the file card edits (default: name). */
@@ -52,7 +64,11 @@ export interface ExtraPanel {
   render(close: () => void): ReactNode;
 }
 
-type View = { kind: 'main' } | { kind: 'panel'; id: string } | { kind: 'card'; fileId: string };
+type View =
+  | { kind: 'main' }
+  | { kind: 'panel'; id: string }
+  | { kind: 'card'; fileId: string }
+  | { kind: 'editor'; fileId: string };
 
 export function Dashboard(props: DashboardProps) {
   const { modal, width = 750, height = 550, theme = 'light' } = props;
@@ -68,10 +84,11 @@ export function Dashboard(props: DashboardProps) {
 }
 
 function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-theme': Theme; label: string }) {
-  const { link, camera, folders = true, metaFields, panels = [] } = props;
+  const { link, camera, screenCapture, imageEditor, folders = true, metaFields, panels = [] } = props;
   const companionUrl = typeof link === 'object' ? link.companionUrl : undefined;
   const ferry = useFerry();
   const t = useI18n();
+  const locale = useLocale();
   const [view, setViewState] = useState<View>({ kind: 'main' });
   const hasFiles = useFerryState((s) => s.fileIds.length > 0);
   const count = useFerryState((s) => s.fileIds.length);
@@ -83,6 +100,7 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
     setViewState(next);
   };
   const main = () => setView({ kind: 'main' });
+  const pageOver = usePageDrop(props.pageDrop === true, root);
   useEffect(() => {
     if (view.kind !== 'main' || !opener.current) return;
     const target = opener.current.isConnected ? opener.current : root.current;
@@ -104,6 +122,13 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
       label: t('camera'),
       icon: icons.camera,
       onClick: () => setView({ kind: 'panel', id: 'camera' }),
+    });
+  if (screenCapture && screenCaptureSupported())
+    sources.push({
+      id: 'screen',
+      label: t('screenCapture'),
+      icon: icons.screen,
+      onClick: () => setView({ kind: 'panel', id: 'screen' }),
     });
   for (const p of panels)
     sources.push({
@@ -141,7 +166,28 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
   if (view.kind === 'card') {
     panel = (
       <Panel name="card" title={t('editFile')} onBack={main}>
-        <FileCard id={view.fileId} metaFields={metaFields} onDone={main} />
+        <FileCard
+          id={view.fileId}
+          metaFields={metaFields}
+          onDone={main}
+          onEditImage={imageEditor ? () => setViewState({ kind: 'editor', fileId: view.fileId }) : undefined}
+        />
+      </Panel>
+    );
+  } else if (view.kind === 'editor') {
+    panel = (
+      <Panel name="editor" title={t('imageEditor')} onBack={main}>
+        <ImageEditor id={view.fileId} onDone={main} {...(imageEditor === true ? {} : imageEditor)} />
+      </Panel>
+    );
+  } else if (view.kind === 'panel' && view.id === 'screen' && screenCapture) {
+    panel = (
+      <Panel name="screen" title={t('screenCapture')} onBack={main}>
+        <ScreenCapture
+          maxFileSize={ferry.restrictions.maxFileSize}
+          {...(screenCapture === true ? {} : screenCapture)}
+          onCaptured={main}
+        />
       </Panel>
     );
   } else if (view.kind === 'panel' && view.id === 'link' && link) {
@@ -172,6 +218,8 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
       className="ferry-dashboard"
       style={props.style}
       data-theme={props['data-theme']}
+      dir={locale.direction}
+      lang={locale.code}
       role="region"
       aria-label={props.label}
       tabIndex={-1}
@@ -198,7 +246,7 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
                 <SourceButtons sources={sources} />
               </span>
             </div>
-            <FileList onEdit={(fileId) => setView({ kind: 'card', fileId })} />
+            <FileList onEdit={(fileId) => setView({ kind: 'card', fileId })} resultLinks={props.resultLinks} />
           </>
         ) : (
           <AddFiles sources={sources} folders={folders} />
@@ -207,6 +255,11 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
       </div>
       {panel}
       <Informer />
+      {pageOver && (
+        <div className="ferry-page-drop" aria-hidden="true">
+          {t('dropHint')}
+        </div>
+      )}
     </DropZone>
   );
 }

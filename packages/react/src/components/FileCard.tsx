@@ -3,6 +3,8 @@ import { formatSize } from '@ferry/core';
 import { type FormEvent, useId } from 'react';
 import { useFerry, useFerryState } from '../context.tsx';
 import { useI18n } from '../i18n.ts';
+import { editableImage } from '../panels/ImageEditor.tsx';
+import { icons } from './icons.tsx';
 import { Thumbnail } from './Thumbnail.tsx';
 
 export interface MetaField {
@@ -15,9 +17,11 @@ export interface FileCardProps {
   id: string;
   metaFields?: MetaField[];
   onDone(): void;
+  /** Opens the image editor; the button shows for images that can still change. */
+  onEditImage?(): void;
 }
 
-export function FileCard({ id, metaFields, onDone }: FileCardProps) {
+export function FileCard({ id, metaFields, onDone, onEditImage }: FileCardProps) {
   const ferry = useFerry();
   const t = useI18n();
   const file = useFerryState((s) => s.files[id]);
@@ -39,6 +43,15 @@ export function FileCard({ id, metaFields, onDone }: FileCardProps) {
         <span>
           {file.name} · {formatSize(file.size)}
         </span>
+        {onEditImage &&
+          file.data &&
+          editableImage(file.type) &&
+          (file.state === 'waiting' || file.state === 'error') && (
+            <button type="button" className="ferry-button" onClick={onEditImage}>
+              {icons.edit}
+              {t('editImage')}
+            </button>
+          )}
       </div>
       {file.error && (
         <div className="ferry-card-error" role="alert">

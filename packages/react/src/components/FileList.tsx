@@ -9,10 +9,12 @@ export const ROW_HEIGHT = 64;
 
 export interface FileListProps {
   onEdit?(id: string): void;
+  /** Links to each uploaded file (open, copy link). */
+  resultLinks?: boolean;
   rowHeight?: number;
 }
 
-export function FileList({ onEdit, rowHeight = ROW_HEIGHT }: FileListProps) {
+export function FileList({ onEdit, resultLinks, rowHeight = ROW_HEIGHT }: FileListProps) {
   const t = useI18n();
   const ids = useFerryState((s) => s.fileIds);
   const scroller = useRef<HTMLDivElement>(null);
@@ -29,6 +31,7 @@ export function FileList({ onEdit, rowHeight = ROW_HEIGHT }: FileListProps) {
             key={id}
             id={id}
             onEdit={onEdit}
+            resultLinks={resultLinks}
             index={range.start + i}
             setSize={ids.length}
             style={{ height: rowHeight }}

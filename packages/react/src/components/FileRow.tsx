@@ -1,15 +1,18 @@
-/** One file: thumbnail, name, size, state, progress, and its actions (pause, retry, edit, remove). */
+/** One file: thumbnail, name, size, state, progress, and its actions (pause, retry, edit, remove, result links). */
 import { type FerryFile, formatSize } from '@ferry/core';
 import { memo } from 'react';
 import { useFerry, useFerryState } from '../context.tsx';
 import { useI18n } from '../i18n.ts';
 import { icons } from './icons.tsx';
+import { ResultLinks } from './ResultLinks.tsx';
 import { Thumbnail } from './Thumbnail.tsx';
 
 export interface FileRowProps {
   id: string;
   /** Opens the file card (meta editor and error detail). */
   onEdit?(id: string): void;
+  /** Once uploaded, offer to open the stored file and copy its link. */
+  resultLinks?: boolean;
   style?: React.CSSProperties;
   index?: number;
   setSize?: number;
@@ -25,7 +28,7 @@ function stateText(file: FerryFile, t: (k: string) => string): string {
   return t(file.state);
 }
 
-export const FileRow = memo(function FileRow({ id, onEdit, style, index, setSize }: FileRowProps) {
+export const FileRow = memo(function FileRow({ id, onEdit, resultLinks, style, index, setSize }: FileRowProps) {
   const ferry = useFerry();
   const t = useI18n();
   const file = useFerryState((s) => s.files[id]);
@@ -64,6 +67,9 @@ export const FileRow = memo(function FileRow({ id, onEdit, style, index, setSize
         />
       </span>
       <span className="ferry-file-actions">
+        {resultLinks && file.state === 'complete' && file.uploadURL && (
+          <ResultLinks url={file.uploadURL} name={file.name} />
+        )}
         {canPause && (
           <button
             type="button"

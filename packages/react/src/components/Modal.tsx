@@ -5,7 +5,7 @@
  */
 import { type ReactNode, useEffect, useId, useRef } from 'react';
 import { createPortal } from 'react-dom';
-import { useI18n } from '../i18n.ts';
+import { useI18n, useLocale } from '../i18n.ts';
 import { icons } from './icons.tsx';
 
 export interface ModalOptions {
@@ -47,6 +47,7 @@ export function Modal({
   children,
 }: ModalProps) {
   const t = useI18n();
+  const locale = useLocale();
   const id = useId();
   const dialog = useRef<HTMLDivElement>(null);
   const close = useRef(onRequestClose);
@@ -99,7 +100,7 @@ export function Modal({
   };
 
   return createPortal(
-    <div className="ferry-modal" data-theme={theme}>
+    <div className="ferry-modal" data-theme={theme} dir={locale.direction} lang={locale.code}>
       {/* biome-ignore lint/a11y/noStaticElementInteractions: the backdrop is a mouse-only shortcut; Escape and the close button are the accessible ways */}
       {/* biome-ignore lint/a11y/useKeyWithClickEvents: as above */}
       <div className="ferry-modal-backdrop" onClick={closeOnClickOutside ? () => close.current?.() : undefined} />

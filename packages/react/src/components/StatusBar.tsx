@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from 'react';
 import { useFerry, useFerryState } from '../context.tsx';
 import { useI18n } from '../i18n.ts';
 import { createSpeedEstimator, formatDuration } from '../speed.ts';
+import { StatusErrors } from './StatusErrors.tsx';
 
 export type OverallState =
   | 'empty'
@@ -69,9 +70,11 @@ export function overallState(c: Counts): OverallState {
 export interface StatusBarProps {
   /** The Done button (complete state); hidden when not given. */
   onDone?(): void;
+  /** List failed files with their errors and a Retry each, behind a toggle (default true). */
+  showErrors?: boolean;
 }
 
-export function StatusBar({ onDone }: StatusBarProps) {
+export function StatusBar({ onDone, showErrors = true }: StatusBarProps) {
   const ferry = useFerry();
   const t = useI18n();
   const counts = parse(useFerryState(countKey));
@@ -139,6 +142,7 @@ export function StatusBar({ onDone }: StatusBarProps) {
           button(t('cancel'), () => ferry.cancelAll())}
         {state === 'complete' && onDone && button(t('done'), onDone, true)}
       </div>
+      {showErrors && counts.error > 0 && <StatusErrors />}
     </div>
   );
 }

@@ -78,6 +78,43 @@ export const icons = {
       <path d="M15 6l-6 6 6 6" {...stroke} />
     </Svg>
   ),
+  open: (
+    <Svg>
+      <path d="M14 4h6v6M20 4l-9 9M18 14v6H4V6h6" {...stroke} />
+    </Svg>
+  ),
+  copy: (
+    <Svg>
+      <rect x="8" y="8" width="12" height="12" rx="2" {...stroke} />
+      <path d="M16 8V4H4v12h4" {...stroke} />
+    </Svg>
+  ),
+  screen: (
+    <Svg>
+      <rect x="3" y="4" width="18" height="12" rx="2" {...stroke} />
+      <path d="M12 16v4M8 20h8M9 10l3-3 3 3M12 7v6" {...stroke} />
+    </Svg>
+  ),
+  rotateLeft: (
+    <Svg>
+      <path d="M4 4v5h5M4.5 9A8 8 0 1 1 6 17" {...stroke} />
+    </Svg>
+  ),
+  rotateRight: (
+    <Svg>
+      <path d="M20 4v5h-5M19.5 9A8 8 0 1 0 18 17" {...stroke} />
+    </Svg>
+  ),
+  flipHorizontal: (
+    <Svg>
+      <path d="M12 3v18M9 6L3 18h6zM15 6l6 12h-6z" {...stroke} />
+    </Svg>
+  ),
+  flipVertical: (
+    <Svg>
+      <path d="M3 12h18M6 9L18 3v6zM6 15l12 6v-6z" {...stroke} />
+    </Svg>
+  ),
 };
 
 /** A glyph for a file type, shown until (or instead of) a thumbnail. */

@@ -72,6 +72,12 @@ export class ThumbnailGenerator {
     this.#pump();
   }
 
+  /** Drops a file's thumbnail after its bytes changed (an edit); the next request makes a new one. */
+  refresh(id: string): void {
+    this.#forget(id);
+    if (this.#ferry.getFile(id)?.preview) this.#ferry.setFileState(id, { preview: undefined });
+  }
+
   destroy(): void {
     this.#off();
     this.#worker?.terminate();
