@@ -65,14 +65,17 @@ export function ImageEditor({ id, onDone, ratios = defaultRatios, quality }: Ima
     if (!data) return;
     let bitmap: ImageBitmap | null = null;
     let live = true;
-    createImageBitmap(data, { imageOrientation: 'from-image' }).then(
-      (b) => {
-        bitmap = b;
-        if (live) setImage({ bitmap: b, size: { width: b.width, height: b.height } });
-        else b.close();
-      },
-      () => live && ferry.info(t('cannotReadImage'), 'error', 5000),
-    );
+    // Through a promise, so a browser without createImageBitmap gets the toast, not a crash.
+    Promise.resolve(data)
+      .then((blob) => createImageBitmap(blob, { imageOrientation: 'from-image' }))
+      .then(
+        (b) => {
+          bitmap = b;
+          if (live) setImage({ bitmap: b, size: { width: b.width, height: b.height } });
+          else b.close();
+        },
+        () => live && ferry.info(t('cannotReadImage'), 'error', 5000),
+      );
     return () => {
       live = false;
       bitmap?.close();
