@@ -3,9 +3,20 @@
  * with link import and camera panels talking to the same server as companion.
  * `?modal` shows it as a modal behind a button; `?theme=dark|auto` picks the theme;
  * `?countdown=N` counts N seconds down before a camera snapshot; `?maxFileSize=BYTES` restricts
- * file sizes (and so camera recordings).
+ * file sizes (and so camera recordings); `?lang=de` picks the language (the switch on the page
+ * changes it live); `?compress` shrinks images to 1920 px before upload. Uploaded files link to
+ * their result, images can be edited from the file card, the screen can be captured, and files
+ * dropped anywhere on the page are added.
  */
-import { Ferry, RemoteUploader, TusUploader } from '@ferry/core';
+import { Ferry, imageCompressor, type LocalePack, RemoteUploader, TusUploader } from '@ferry/core';
+import { ar } from '@ferry/core/locales/ar';
+import { de } from '@ferry/core/locales/de';
+import { en } from '@ferry/core/locales/en';
+import { es } from '@ferry/core/locales/es';
+import { fr } from '@ferry/core/locales/fr';
+import { ja } from '@ferry/core/locales/ja';
+import { ptBR } from '@ferry/core/locales/pt-BR';
+import { zhCN } from '@ferry/core/locales/zh-CN';
 import { Dashboard, FerryProvider, type Theme } from '@ferry/react';
 import '@ferry/react/styles.css';
 import './demo.css';
@@ -23,6 +34,19 @@ const theme = (params.get('theme') as Theme | null) ?? 'light';
 const companionUrl = window.location.origin;
 const countdown = Number(params.get('countdown') ?? 0);
 
+/** The languages of the switch, each named in itself. */
+const languages: { pack: LocalePack; name: string }[] = [
+  { pack: en, name: 'English' },
+  { pack: de, name: 'Deutsch' },
+  { pack: fr, name: 'Français' },
+  { pack: es, name: 'Español' },
+  { pack: ptBR, name: 'Português (Brasil)' },
+  { pack: ja, name: '日本語' },
+  { pack: zhCN, name: '简体中文' },
+  { pack: ar, name: 'العربية' },
+];
+const packFor = (code: string | null) => languages.find((l) => l.pack.code === code)?.pack ?? en;
+
 // One engine per page, made outside React so StrictMode's double render cannot make two.
 const maxFileSize = Number(params.get('maxFileSize') ?? 0) || null;
 // Local files go straight to the tus endpoint; imported links go through the companion, which
@@ -32,8 +56,33 @@ const ferry = new Ferry({
   uploader: new TusUploader({ endpoint: '/files/' }),
   remoteUploader: new RemoteUploader({ endpoint: '/files/' }),
   restrictions: { maxFileSize },
+  locale: packFor(params.get('lang')),
 });
 window.ferry = ferry;
+if (params.has('compress')) imageCompressor(ferry, { maxWidth: 1920, maxHeight: 1920, quality: 0.8 });
+
+function LanguageSwitch() {
+  const [code, setCode] = useState(ferry.locale.code);
+  const change = (next: string) => {
+    setCode(next);
+    ferry.setLocale(packFor(next));
+    const url = new URL(window.location.href);
+    url.searchParams.set('lang', next);
+    window.history.replaceState(window.history.state, '', url);
+  };
+  return (
+    <label className="demo-language">
+      <span>Language</span>
+      <select value={code} onChange={(e) => change(e.currentTarget.value)}>
+        {languages.map((l) => (
+          <option key={l.pack.code} value={l.pack.code} lang={l.pack.code}>
+            {l.name}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
 
 export function App() {
   const [open, setOpen] = useState(false);
@@ -41,6 +90,10 @@ export function App() {
     theme,
     link: true,
     camera: countdown > 0 ? { countdown } : true,
+    screenCapture: true,
+    imageEditor: true,
+    resultLinks: true,
+    pageDrop: true,
     onDone: () => {
       ferry.removeFiles([...ferry.getState().fileIds]);
       setOpen(false);
@@ -48,7 +101,10 @@ export function App() {
   } as const;
   return (
     <main className="demo" data-theme={theme}>
-      <h1>Ferry</h1>
+      <header className="demo-header">
+        <h1>Ferry</h1>
+        <LanguageSwitch />
+      </header>
       <FerryProvider ferry={ferry}>
         {params.has('modal') ? (
           <>
