@@ -189,7 +189,12 @@ pub struct S3Args {
     pub key_prefix: String,
 
     /// Validity of presigned S3 URLs, in seconds (capped to 604800, S3's maximum).
-    #[arg(long = "s3-expires", env = "FERRY_S3_EXPIRES", default_value_t = 300)]
+    #[arg(
+        long = "s3-expires",
+        env = "FERRY_S3_EXPIRES",
+        default_value_t = 300,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
     pub expires: u64,
 
     /// Shared secret of the host application: when set, the `/s3/*` routes require
