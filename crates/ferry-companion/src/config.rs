@@ -1,7 +1,10 @@
 //! The companion's settings, filled in by the binary from flags and environment.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::Duration;
+
+use ferry_hooks::{Hooks, NoHooks};
 
 /// Settings of the companion.
 #[derive(Clone, Debug)]
@@ -37,6 +40,8 @@ pub struct CompanionConfig {
     pub retry_delays: Vec<Duration>,
     /// The bucket for `s3-multipart` transfers (shared with the S3 signing routes).
     pub s3: Option<crate::s3::S3State>,
+    /// Where transfers report the files they stored (post-finish); none by default.
+    pub hooks: Arc<dyn Hooks>,
 }
 
 impl Default for CompanionConfig {
@@ -56,6 +61,7 @@ impl Default for CompanionConfig {
             forward_authorization: false,
             retry_delays: [0, 1000, 3000, 5000].map(Duration::from_millis).to_vec(),
             s3: None,
+            hooks: Arc::new(NoHooks),
         }
     }
 }

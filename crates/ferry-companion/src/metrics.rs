@@ -79,8 +79,40 @@ impl Metrics {
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.metrics().render(),
+        state.metrics().render() + &render_hooks(state.config().hooks.stats()),
     )
+}
+
+/// The hook sender's counters (the binary shares one sender between tus, the form endpoint and
+/// the companion, so these count every hook sent); nothing without hooks.
+fn render_hooks(stats: Option<ferry_hooks::HookStats>) -> String {
+    let Some(stats) = stats else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for (name, help, value) in [
+        (
+            "ferry_hooks_sent_total",
+            "Hooks the receiver answered.",
+            stats.sent,
+        ),
+        (
+            "ferry_hooks_failed_total",
+            "Hooks that failed after their retries.",
+            stats.failed,
+        ),
+        (
+            "ferry_hooks_dropped_total",
+            "Notifications dropped on a full queue.",
+            stats.dropped,
+        ),
+    ] {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
+        );
+    }
+    out
 }
 
 /// `GET /metrics`.

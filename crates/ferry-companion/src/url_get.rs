@@ -2,10 +2,14 @@
 //! source URL by the egress rules, the destination by the allowlist); the transfer itself waits
 //! for the progress socket (see [`crate::transfer::run_job`]).
 
-use axum::extract::State;
+use std::net::SocketAddr;
+
 use axum::extract::rejection::JsonRejection;
+use axum::extract::{ConnectInfo, State};
+use axum::http::request::Parts;
 use axum::routing::post;
 use axum::{Json, Router};
+use ferry_hooks::{HookType, HttpRequestInfo};
 use serde_json::{Value, json};
 
 use crate::error::CompanionError;
@@ -15,6 +19,7 @@ use crate::transfer::url_source::UrlSource;
 
 async fn get(
     State(state): State<AppState>,
+    parts: Parts,
     body: Result<Json<UploadBody>, JsonRejection>,
 ) -> Result<Json<Value>, CompanionError> {
     let Json(body) = body.map_err(|_| CompanionError::BadRequest("Invalid request body".into()))?;
@@ -24,7 +29,19 @@ async fn get(
         .ok_or_else(|| CompanionError::BadRequest("Invalid request body".into()))?;
     let source = state.sources().check(raw_url)?;
     let source = Box::new(UrlSource::new(state.sources().client().clone(), source));
-    let request = TransferRequest::from_body(&state, source, body)?;
+    let mut request = TransferRequest::from_body(&state, source, body)?;
+    if state.config().hooks.enabled(HookType::PostFinish) {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(addr)| *addr);
+        request.hook_request = Some(HttpRequestInfo::from_parts(
+            &parts.method,
+            &parts.uri,
+            peer,
+            &parts.headers,
+        ));
+    }
     let (token, job) = state.jobs().create();
     tokio::spawn(crate::transfer::run_job(
         state.clone(),

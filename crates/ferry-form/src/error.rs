@@ -23,6 +23,18 @@ pub enum FormError {
     /// Disk trouble; logged, answered as a generic 500.
     #[error("internal error")]
     Io(#[from] std::io::Error),
+    /// A pre-create hook could not be asked (receiver down or too slow): its status (502, 504)
+    /// and public message.
+    #[error("{message}")]
+    Hook {
+        /// 502 or 504.
+        status: StatusCode,
+        /// The hook error's public message.
+        message: String,
+    },
+    /// A pre-create hook refused the file: the answer it chose, sent as it is.
+    #[error("refused by the application's hook")]
+    Refused(Box<axum::http::Response<String>>),
 }
 
 impl FormError {
@@ -33,6 +45,8 @@ impl FormError {
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Hook { status, .. } => *status,
+            Self::Refused(answer) => answer.status(),
         }
     }
 }
@@ -41,6 +55,9 @@ impl IntoResponse for FormError {
     fn into_response(self) -> Response {
         if let Self::Io(cause) = &self {
             tracing::error!(error = %cause, "form upload failed");
+        }
+        if let Self::Refused(answer) = self {
+            return answer.map(axum::body::Body::from);
         }
         let body = serde_json::json!({ "message": self.to_string() });
         (self.status_code(), Json(body)).into_response()

@@ -9,11 +9,14 @@
 //! - `upload`: `POST /upload` (multipart form, one file or a bundle of several).
 //! - `raw`: `PUT`/`POST /upload/raw?name=...` (the body is the file).
 //! - `download`: `GET /upload/{id}` (the stored bytes, as an attachment).
+//! - `hooks`: the lifecycle hooks of each stored file (pre-create, which may refuse it;
+//!   post-create and post-finish, with where it is stored).
 
 pub mod error;
 pub mod store;
 
 mod download;
+mod hooks;
 mod raw;
 mod upload;
 
@@ -23,6 +26,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
+use ferry_hooks::{Hooks, NoHooks};
 
 pub use error::FormError;
 pub use store::FormStore;
@@ -44,6 +48,7 @@ pub struct FormState {
     pub(crate) store: Arc<FormStore>,
     pub(crate) max_size: Option<u64>,
     pub(crate) base_path: String,
+    pub(crate) hooks: Arc<dyn Hooks>,
 }
 
 impl FormState {
@@ -54,7 +59,13 @@ impl FormState {
             store: Arc::new(store),
             max_size: config.max_size,
             base_path: config.base_path.trim_end_matches('/').to_owned(),
+            hooks: Arc::new(NoHooks),
         })
+    }
+
+    /// The same endpoint emitting lifecycle hooks through `hooks` (none by default).
+    pub fn with_hooks(self, hooks: Arc<dyn Hooks>) -> Self {
+        Self { hooks, ..self }
     }
 
     /// Where the stored file `id` can be fetched.

@@ -1,15 +1,17 @@
 //! `PUT` or `POST /upload/raw?name=...`: the request body is the file. The answer is the same
-//! shape as the form endpoint's.
+//! shape as the form endpoint's. pre-create comes before the body is read, post-create and
+//! post-finish after the file is stored.
 
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Query, State};
-use axum::http::HeaderMap;
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::request::Parts;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::{FormError, FormState};
+use crate::store::FormStore;
+use crate::{FormError, FormState, hooks};
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct RawQuery {
@@ -25,13 +27,14 @@ impl From<axum::Error> for FormError {
 pub(crate) async fn handle(
     State(state): State<FormState>,
     Query(query): Query<RawQuery>,
-    headers: HeaderMap,
+    parts: Parts,
     body: Body,
 ) -> Result<Json<Value>, FormError> {
     let name = query
         .name
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "upload".to_owned());
+    let headers = &parts.headers;
     let content_type = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -47,11 +50,20 @@ pub(crate) async fn handle(
     {
         return Err(FormError::TooLarge { max });
     }
+    let request = hooks::request_info(&state, &parts);
+    hooks::pre_create(&state, request.as_ref(), &name, &content_type, declared).await?;
     let stream = body.into_data_stream();
     let (id, info) = state
         .store
-        .save(name, content_type, stream, state.max_size)
+        .save_as(
+            FormStore::reserve_id(),
+            name,
+            content_type,
+            stream,
+            state.max_size,
+        )
         .await?;
+    hooks::stored(&state, request.as_ref(), &id, &info);
     let url = state.url_of(&id);
     let entry =
         json!({ "name": info.name, "type": info.content_type, "size": info.size, "url": url });

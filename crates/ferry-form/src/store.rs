@@ -43,6 +43,27 @@ impl FormStore {
         &self,
         name: String,
         content_type: String,
+        body: S,
+        max: Option<u64>,
+    ) -> Result<(String, StoredInfo), FormError>
+    where
+        S: Stream<Item = Result<Bytes, E>> + Unpin,
+        E: Into<FormError>,
+    {
+        self.save_as(new_id(), name, content_type, body, max).await
+    }
+
+    /// A fresh id for [`FormStore::save_as`], so hooks can name a file before it is stored.
+    pub fn reserve_id() -> String {
+        new_id()
+    }
+
+    /// [`FormStore::save`] under `id`, which must come from [`FormStore::reserve_id`].
+    pub async fn save_as<S, E>(
+        &self,
+        id: String,
+        name: String,
+        content_type: String,
         mut body: S,
         max: Option<u64>,
     ) -> Result<(String, StoredInfo), FormError>
@@ -50,7 +71,9 @@ impl FormStore {
         S: Stream<Item = Result<Bytes, E>> + Unpin,
         E: Into<FormError>,
     {
-        let id = new_id();
+        if !valid_id(&id) {
+            return Err(FormError::NotFound);
+        }
         let path = self.dir.join(&id);
         let mut file = fs::File::create(&path).await?;
         let mut size: u64 = 0;
@@ -107,6 +130,11 @@ impl FormStore {
     /// The directory files are stored in.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Where the bytes and the sidecar of `id` are (for hooks).
+    pub fn paths(&self, id: &str) -> (PathBuf, PathBuf) {
+        (self.dir.join(id), self.sidecar(id))
     }
 
     fn sidecar(&self, id: &str) -> PathBuf {

@@ -14,6 +14,7 @@ use crate::decision::{HookDecision, HookReply};
 use crate::error::HookError;
 use crate::event::HookEvent;
 use crate::kind::HookType;
+use crate::sender::HookStats;
 
 /// tusd's default progress interval (`-progress-hooks-interval`, 1s).
 pub const DEFAULT_PROGRESS_INTERVAL: Duration = Duration::from_secs(1);
@@ -51,6 +52,11 @@ pub trait Hooks: Send + Sync + fmt::Debug {
     /// How often post-receive may be sent for one upload.
     fn progress_interval(&self) -> Duration {
         DEFAULT_PROGRESS_INTERVAL
+    }
+
+    /// Delivery counters, for metrics; `None` when nothing is sent anywhere.
+    fn stats(&self) -> Option<HookStats> {
+        None
     }
 }
 

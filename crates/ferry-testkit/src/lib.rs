@@ -5,9 +5,10 @@
 //!
 //! [`TestServer`], [`random_bytes`], [`sha256_hex`] here; [`origin`]: misbehaving origin
 //! servers, a connection-counting sink and a fail-then-recover wrapper; [`garage`]: Garage (S3);
-//! [`redis`]: `redis-server`.
+//! [`redis`]: `redis-server`; [`hooks`]: a recording hook receiver ([`hooks::HookReceiver`]).
 
 pub mod garage;
+pub mod hooks;
 pub mod origin;
 pub mod redis;
 

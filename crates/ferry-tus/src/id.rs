@@ -1,6 +1,10 @@
-//! Upload ids. The server generates them; a path segment that is not exactly one of ours is
-//! rejected as "not found" before any store is asked, so no client string ever reaches a path.
-//! Stores record ids in their infos as plain strings, and only well-formed ids load back.
+//! Upload ids. The server generates them (32 lowercase hex characters), or a pre-create hook
+//! chooses one; either way an id is 1 to [`MAX_ID_LEN`] characters of `[A-Za-z0-9_-]`, so it is
+//! safe as a URL segment, a file name and an object key, and never holds `.` (stores add
+//! suffixes such as `.info` to it, which no id can then collide with) or `/`. A path segment of
+//! another shape is rejected as "not found" before any store is asked, so no other client
+//! string ever reaches a path. Stores record ids in their infos as plain strings, and only
+//! well-formed ids load back.
 
 use std::fmt;
 use std::ops::Deref;
@@ -8,8 +12,8 @@ use std::ops::Deref;
 use rand::Rng;
 use serde::{Deserialize, Deserializer, Serialize, de};
 
-/// Length of an id: 32 lowercase hex characters (128 random bits).
-const ID_LEN: usize = 32;
+/// Longest id, generated or chosen by a hook (the same bound ferry-hooks checks).
+pub const MAX_ID_LEN: usize = 128;
 
 /// A validated upload id, stored as the bare string (as infos held it before ids were typed).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -23,15 +27,16 @@ impl UploadId {
         Self(format!("{bits:032x}"))
     }
 
-    /// Accepts only the exact shape [`UploadId::generate`] produces.
+    /// Accepts 1 to [`MAX_ID_LEN`] characters of `[A-Za-z0-9_-]`.
     pub fn parse(raw: &str) -> Option<Self> {
-        let well_formed = raw.len() == ID_LEN
+        let well_formed = (1..=MAX_ID_LEN).contains(&raw.len())
             && raw
                 .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
         well_formed.then(|| Self(raw.to_owned()))
     }
 
+    /// The id as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -81,17 +86,30 @@ mod tests {
 
     #[test]
     fn foreign_ids_are_rejected() {
+        let long = "a".repeat(MAX_ID_LEN + 1);
         for raw in [
             "",
+            ".",
             "..",
             "../../etc/passwd",
-            "0123456789abcdef0123456789abcde",
-            "0123456789abcdef0123456789abcdef0",
-            "0123456789ABCDEF0123456789ABCDEF",
+            "abc.info",
+            "a b",
+            "a%2Fb",
+            "caf\u{e9}",
+            &long,
             "0123456789abcdef0123456789abcde\0",
             "0123456789abcdef/123456789abcdef",
         ] {
             assert_eq!(UploadId::parse(raw), None, "{raw:?}");
+        }
+    }
+
+    /// Ids a pre-create hook may choose (ferry-hooks checks the same rule).
+    #[test]
+    fn custom_ids_in_the_safe_alphabet_are_accepted() {
+        let longest = "Z".repeat(MAX_ID_LEN);
+        for raw in ["user-42_file", "A", "-", "0123456789ABCDEF", &longest] {
+            assert_eq!(UploadId::parse(raw).as_deref(), Some(raw), "{raw:?}");
         }
     }
 }

@@ -182,3 +182,79 @@ async fn an_error_inside_a_200_complete_answer_fails_the_upload() {
         .expect("body");
     assert_eq!(sha256_hex(&stored), sha256_hex(&bytes));
 }
+
+/// Hooks over the s3 store: post-finish names the bucket and key (tusd's s3store keys), a
+/// hook's id is used and a taken one refused, and a hook's storage key is ignored (objects stay
+/// at `{prefix}{id}`).
+#[tokio::test]
+async fn hooks_report_the_bucket_and_key() {
+    use std::sync::Arc;
+
+    use ferry_hooks::{EnabledEvents, HookSender, HookType, HooksConfig};
+    use ferry_testkit::TestServer;
+    use ferry_testkit::hooks::HookReceiver;
+    use ferry_tus::{TusConfig, TusState};
+    use serde_json::json;
+
+    let garage = Garage::start().await;
+    let receiver = HookReceiver::start().await;
+    receiver.answer(
+        "pre-create",
+        json!({"ChangeFileInfo": {"ID": "s3-chosen_1", "Storage": {"Key": "elsewhere/x"}}}),
+    );
+    let sender = HookSender::from_config(&HooksConfig {
+        http: Some(receiver.url()),
+        enabled_events: EnabledEvents::of(&HookType::ALL),
+        ..HooksConfig::default()
+    })
+    .expect("config")
+    .expect("sender");
+    let state = TusState::new(
+        Arc::new(store(&garage, "hooked/")),
+        TusConfig {
+            hooks: Arc::new(sender),
+            ..TusConfig::default()
+        },
+    );
+    let server = TestServer::start(ferry_tus::router(state)).await;
+    let client = reqwest::Client::new();
+    let bytes = random_bytes(300_000);
+    let created = client
+        .post(server.url("/files/"))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Length", bytes.len().to_string())
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(bytes.clone())
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(created.status(), 201);
+    assert_eq!(created.headers()["location"], "/files/s3-chosen_1");
+    assert_eq!(created.headers()["upload-offset"], "300000");
+
+    let finished = receiver
+        .wait_for("post-finish", 1, std::time::Duration::from_secs(5))
+        .await;
+    let upload = &finished[0]["Event"]["Upload"];
+    assert_eq!(upload["ID"], "s3-chosen_1");
+    assert_eq!(upload["Size"], 300_000);
+    assert_eq!(
+        upload["Storage"],
+        json!({"Type": "s3store", "Bucket": garage.bucket, "Key": "hooked/s3-chosen_1"})
+    );
+    let object = garage
+        .get_object("hooked/s3-chosen_1")
+        .await
+        .expect("object");
+    assert_eq!(sha256_hex(&object), sha256_hex(&bytes));
+    assert!(garage.get_object("elsewhere/x").await.is_none());
+
+    let again = client
+        .post(server.url("/files/"))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Length", "1")
+        .send()
+        .await
+        .expect("create again");
+    assert_eq!(again.status(), 409);
+}

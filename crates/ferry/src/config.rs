@@ -57,6 +57,10 @@ pub struct ServeConfig {
     /// Options of the companion routes (link import, transfers, progress socket).
     #[command(flatten)]
     pub companion: crate::companion::CompanionArgs,
+
+    /// Upload lifecycle hooks (tusd's flags), sent for tus, form and companion uploads.
+    #[command(flatten)]
+    pub hooks: crate::hooks::HooksArgs,
 }
 
 /// Options of the tus endpoint.

@@ -4,6 +4,7 @@
 //! # Layout
 //!
 //! - [`config`]: flags and environment; [`companion`]: the companion's options;
+//!   [`hooks`]: the hook options and the one hook sender every library shares;
 //!   [`compat`]: Companion's `COMPANION_*` environment names mapped onto Ferry's.
 //! - [`ui`]: the static web page at `/`.
 //! - `s3`: `--s3-*` options -> the one bucket of the tus store and the `/s3/*` signing routes.
@@ -12,6 +13,7 @@
 pub mod companion;
 pub mod compat;
 pub mod config;
+pub mod hooks;
 mod s3;
 mod tus_store;
 mod ui;
@@ -19,6 +21,7 @@ mod ui;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::get;
+use ferry_hooks::HookSender;
 use ferry_tus::{TusConfig, TusState};
 use tokio::net::TcpListener;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -28,6 +31,14 @@ pub use config::{Cli, Command, ServeConfig};
 
 /// Builds the whole application for `config`.
 pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
+    Ok(build(config).await?.0)
+}
+
+/// The application and its hook sender (flushed on shutdown).
+async fn build(config: &ServeConfig) -> std::io::Result<(Router, Option<HookSender>)> {
+    // One sender for every library, so its queue, limits and counters cover every hook.
+    let sender = config.hooks.sender()?;
+    let shared_hooks = hooks::shared(sender.as_ref());
     // One bucket for every S3 user: the tus store, the signing routes, s3-multipart transfers.
     let bucket = s3::bucket(&config.s3);
     let signing = s3::signing(&config.s3, bucket.clone())?;
@@ -44,6 +55,7 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
             trusted_proxies: config.tus.trusted_proxies.clone(),
             cors: true,
             ietf_draft: config.tus.ietf_draft,
+            hooks: shared_hooks.clone(),
             // The in-process upload lock.
             ..TusConfig::default()
         },
@@ -56,15 +68,17 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
         max_size: config.max_size,
         base_path: "/upload".to_owned(),
     })
-    .await?;
+    .await?
+    .with_hooks(shared_hooks.clone());
+    let companion = ferry_companion::CompanionConfig {
+        hooks: shared_hooks,
+        ..config.companion.to_config(config.listen, signing.clone())
+    };
     let app = Router::new()
         .route("/health", get(|| async { (StatusCode::OK, "ok\n") }))
         .merge(ferry_tus::router(tus))
         .merge(ferry_form::router(form))
-        .merge(
-            ferry_companion::router(config.companion.to_config(config.listen, signing.clone()))
-                .map_err(std::io::Error::other)?,
-        )
+        .merge(ferry_companion::router(companion).map_err(std::io::Error::other)?)
         .merge(s3::router(signing, &config.companion.cors_origins))
         .merge(ui::router(&config.ui_dir()))
         .layer(
@@ -73,7 +87,7 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
                 .make_span_with(log_span)
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         );
-    Ok(app)
+    Ok((app, sender))
 }
 
 /// The span of one request: method and path only. The query string can carry credentials
@@ -108,7 +122,7 @@ pub async fn serve_with_grace(
     // The bound address (not `:0`) is the server's own origin for the companion's allowlist.
     let mut config = config.clone();
     config.listen = listener.local_addr()?;
-    let app = app(&config).await?;
+    let (app, hooks) = build(&config).await?;
     // Connection info lets the tus endpoint cap uploads per client address.
     let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
@@ -126,14 +140,30 @@ pub async fn serve_with_grace(
             std::future::pending::<()>().await;
         }
     };
-    tokio::select! {
+    let served = tokio::select! {
         result = server => result,
         () = deadline => {
             tracing::warn!(?grace, "requests still in flight after the grace period; closing them");
             Ok(())
         }
+    };
+    // Notifications still queued (post-finish of the last uploads) get a bounded last chance.
+    if let Some(hooks) = hooks {
+        if tokio::time::timeout(HOOK_FLUSH, hooks.flush())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                ?HOOK_FLUSH,
+                "hook notifications still queued at exit were dropped"
+            );
+        }
     }
+    served
 }
+
+/// How long queued hook notifications may take to be delivered at shutdown.
+pub const HOOK_FLUSH: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long requests in flight may take to finish after SIGINT/SIGTERM.
 pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);

@@ -28,6 +28,7 @@ async fn start(ui_dir: Option<std::path::PathBuf>) -> Running {
         s3: Default::default(),
         tus: Default::default(),
         companion: Default::default(),
+        hooks: Default::default(),
     };
     let task = tokio::spawn(async move {
         ferry::serve(&config, listener, std::future::pending())
@@ -109,6 +110,7 @@ async fn shutdown_closes_a_stalled_upload_after_the_grace_period() {
         s3: Default::default(),
         tus: Default::default(),
         companion: Default::default(),
+        hooks: Default::default(),
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let grace = std::time::Duration::from_millis(300);

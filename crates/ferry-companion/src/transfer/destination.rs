@@ -3,6 +3,7 @@
 //! after a retryable failure when [`Destination::retries`] says so. A new destination is one
 //! file implementing the trait plus one line in [`PROTOCOLS`].
 
+use ferry_hooks::Storage;
 use url::Url;
 
 use super::request::UploadBody;
@@ -25,6 +26,14 @@ pub trait Destination: Send + std::fmt::Debug {
     /// configured delays); otherwise it ends the transfer.
     fn retries(&self) -> bool {
         false
+    }
+
+    /// Where a finished transfer stored the file, for hooks (tusd's `Storage` vocabulary):
+    /// `Type` names the destination, `URL` is the uploaded file's URL.
+    fn storage(&self, done: &Done) -> Storage {
+        Storage::default()
+            .with("Type", "url")
+            .with("URL", done.url.as_str())
     }
 }
 

@@ -3,6 +3,7 @@
 //! JSON `url` is the uploaded file's URL. A form upload cannot continue half-way, so resume
 //! after a pause starts it again from the first byte, and a failed attempt is not retried.
 
+use ferry_hooks::Storage;
 use futures_util::StreamExt;
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
@@ -112,6 +113,14 @@ impl Destination for MultipartDestination {
             url,
             response: Some(response),
         })
+    }
+
+    /// The form endpoint that took the file, and the file's URL in its answer.
+    fn storage(&self, done: &Done) -> Storage {
+        Storage::default()
+            .with("Type", "multipart")
+            .with("Endpoint", self.endpoint.as_str())
+            .with("URL", done.url.as_str())
     }
 }
 

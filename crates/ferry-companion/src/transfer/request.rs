@@ -40,6 +40,9 @@ pub struct TransferRequest {
     pub metadata: BTreeMap<String, String>,
     /// Filtered headers for the destination.
     pub headers: HeaderMap,
+    /// The client's `/url/get` request as hooks describe it (set by the route, when hooks are
+    /// on).
+    pub hook_request: Option<ferry_hooks::HttpRequestInfo>,
 }
 
 impl TransferRequest {
@@ -82,6 +85,7 @@ impl TransferRequest {
             size,
             metadata,
             headers,
+            hook_request: None,
         })
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use ferry_hooks::{HookEvent, HookType, HttpRequestInfo, Upload};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -40,6 +41,7 @@ pub async fn run_job(state: AppState, token: String, job: Arc<Job>, request: Tra
         size,
         metadata,
         headers,
+        hook_request,
     } = request;
     let transfer = Transfer {
         state: state.clone(),
@@ -55,6 +57,9 @@ pub async fn run_job(state: AppState, token: String, job: Arc<Job>, request: Tra
     emitter.abort();
     match result {
         Ok(done) => {
+            if let Some(request) = hook_request {
+                report_finished(&transfer, destination.as_ref(), &done, request);
+            }
             job.publish(transfer.progress.frame());
             job.publish(success_frame(&done.url, done.response));
             metrics.completed.fetch_add(1, Ordering::Relaxed);
@@ -76,6 +81,36 @@ pub async fn run_job(state: AppState, token: String, job: Arc<Job>, request: Tra
     metrics.duration_us.fetch_add(micros, Ordering::Relaxed);
     tokio::time::sleep(state.config().keep_finished).await;
     state.jobs().remove(&token);
+}
+
+/// post-finish: where the destination stored the file, and where it came from.
+fn report_finished(
+    transfer: &Transfer,
+    destination: &dyn Destination,
+    done: &Done,
+    request: HttpRequestInfo,
+) {
+    let hooks = &transfer.state.config().hooks;
+    let sent = transfer.progress.sent();
+    let mut storage = destination.storage(done);
+    if let Some(origin) = transfer.source.origin() {
+        storage = storage.with("Source", origin);
+    }
+    let upload = Upload {
+        // The file's name at its destination: the last segment of its URL.
+        id: done
+            .url
+            .rsplit('/')
+            .find(|s| !s.is_empty())
+            .unwrap_or_default()
+            .to_owned(),
+        size: Some(sent),
+        offset: sent,
+        metadata: transfer.metadata.clone(),
+        storage: Some(storage),
+        ..Upload::default()
+    };
+    hooks.notify(HookEvent::new(HookType::PostFinish, upload, request));
 }
 
 async fn emit_progress(job: Arc<Job>, progress: Arc<Progress>) {

@@ -8,6 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use bytes::{Bytes, BytesMut};
+use ferry_hooks::Storage;
 use ferry_s3::{MAX_PARTS, MIN_PART, S3Client};
 use serde_json::json;
 use tokio::task::JoinSet;
@@ -163,6 +164,15 @@ impl Destination for S3Destination {
                 json!({ "responseText": answer.to_string(), "status": 200, "headers": {} }),
             ),
         })
+    }
+
+    /// The object in the configured bucket (tusd's s3store keys), and its URL.
+    fn storage(&self, done: &Done) -> Storage {
+        Storage::s3store(
+            self.s3.bucket_name(),
+            self.key.as_deref().unwrap_or_default(),
+        )
+        .with("URL", done.url.as_str())
     }
 
     /// Best-effort abort.

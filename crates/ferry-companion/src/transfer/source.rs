@@ -41,4 +41,10 @@ pub trait Source: Send + Sync + std::fmt::Debug {
 
     /// The file's name as the source knows it, when it has one.
     fn name(&self) -> Option<String>;
+
+    /// Where the file came from, for hooks (`Storage.Source`): a URL, or a provider's name for
+    /// the file.
+    fn origin(&self) -> Option<String> {
+        None
+    }
 }

@@ -8,6 +8,7 @@
 //! server crate (it never touches a store).
 
 use base64::Engine as _;
+use ferry_hooks::Storage;
 use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use url::Url;
@@ -194,6 +195,13 @@ impl Destination for TusDestination {
 
     fn retries(&self) -> bool {
         true
+    }
+
+    /// The tus upload the file became.
+    fn storage(&self, done: &Done) -> Storage {
+        Storage::default()
+            .with("Type", "tus")
+            .with("URL", done.url.as_str())
     }
 }
 

@@ -121,6 +121,10 @@ impl Source for UrlSource {
     fn name(&self) -> Option<String> {
         path_name(&self.url)
     }
+
+    fn origin(&self) -> Option<String> {
+        Some(self.url.to_string())
+    }
 }
 
 fn header_u64(headers: &HeaderMap, name: reqwest::header::HeaderName) -> Option<u64> {

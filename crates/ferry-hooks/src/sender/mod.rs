@@ -210,6 +210,10 @@ impl Hooks for HookSender {
     fn progress_interval(&self) -> Duration {
         self.progress_interval
     }
+
+    fn stats(&self) -> Option<HookStats> {
+        Some(HookSender::stats(self))
+    }
 }
 
 /// Takes queued notifications one by one, never more than `max_in_flight` at once. The permit

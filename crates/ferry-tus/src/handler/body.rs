@@ -122,6 +122,11 @@ impl<S: Stream<Item = io::Result<Bytes>> + Unpin> Bounded<S> {
         }
     }
 
+    /// The stream inside.
+    pub(super) fn inner_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
     /// Whether the body holds bytes past the limit. Reads the body on to its end otherwise,
     /// which also collects its trailers.
     pub(super) async fn went_past_limit(&mut self) -> bool {

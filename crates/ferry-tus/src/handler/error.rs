@@ -18,13 +18,18 @@ use crate::store::StoreError;
 
 impl IntoResponse for TusError {
     fn into_response(self) -> Response {
-        let mut response = (self.status_code(), format!("{self}\n")).into_response();
+        let retry = matches!(self, Self::TooManyUploads | Self::LockUnavailable);
+        let version = matches!(self, Self::UnsupportedVersion);
+        let mut response = match self {
+            Self::Refused(answer) => answer.map(Body::from),
+            other => (other.status_code(), format!("{other}\n")).into_response(),
+        };
         let headers = response.headers_mut();
         headers.insert(TUS_RESUMABLE, HeaderValue::from_static(TUS_VERSION));
-        if matches!(self, Self::TooManyUploads | Self::LockUnavailable) {
+        if retry {
             headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
-        if matches!(self, Self::UnsupportedVersion) {
+        if version {
             headers.insert(TUS_VERSION_HEADER, HeaderValue::from_static(TUS_VERSION));
         }
         response
@@ -36,6 +41,7 @@ impl From<StoreError> for TusError {
         match e {
             StoreError::NotFound => Self::NotFound,
             StoreError::OffsetMismatch { sent, current } => Self::OffsetMismatch { sent, current },
+            StoreError::AlreadyExists => Self::IdTaken,
             StoreError::Io(e) => {
                 tracing::error!(error = %e, "tus store failure");
                 Self::Internal

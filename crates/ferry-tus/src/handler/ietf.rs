@@ -18,9 +18,12 @@
 //! create first and append after (the draft allows a server to omit them).
 
 use axum::body::Body;
-use axum::extract::{Path, State};
-use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
+use axum::extract::{OriginalUri, Path, State};
+use axum::http::{Extensions, HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+
+use super::hooks::{Caller, respond};
+use super::write::{merge, request_info};
 
 use super::error::{DraftError, insert_interop, without_body};
 use super::write::{self, Checksum, Write, check_size, first_bytes};
@@ -36,10 +39,18 @@ use crate::store::{NewUpload, UploadInfo};
 /// POST on the collection: creation, with the first bytes in the body.
 pub(super) async fn create(
     State(state): State<TusState>,
+    method: Method,
+    OriginalUri(uri): OriginalUri,
     extensions: Extensions,
     headers: HeaderMap,
     body: Body,
-) -> Result<(StatusCode, HeaderMap), DraftError> {
+) -> Result<Response, DraftError> {
+    let caller = Caller {
+        method: &method,
+        uri: &uri,
+        extensions: &extensions,
+        headers: &headers,
+    };
     let complete = required_complete(&headers)?;
     let length = parse_u64(&headers, &UPLOAD_LENGTH)?;
     let declared = parse_u64(&headers, &header::CONTENT_LENGTH)?;
@@ -60,29 +71,24 @@ pub(super) async fn create(
         length,
         ..NewUpload::default()
     };
-    let mut info = write::create(&state, new).await?;
+    let request = request_info(&state, &caller);
+    let (mut info, mut response) = write::create(&state, request.as_ref(), new).await?;
     let location = state.location_header(&info.id)?;
     // An empty body with `?1` was given its length above; nothing is left to write.
     if declared != Some(0) {
-        let write = first_bytes(
-            &state,
-            info,
-            &extensions,
-            &headers,
-            body,
-            declared,
-            Checksum::None,
-        );
+        let write = first_bytes(&state, info, &caller, body, declared, Checksum::None);
         let mut write = write.await?;
         if complete && write.info.length.is_none() {
             let at = write.info.offset;
             write.set_length(&state, at).await?;
         }
-        info = write.finish(&state).await;
+        let (done, finished) = write.finish(&state).await?;
+        merge(&mut response, finished);
+        info = done;
     }
     let mut out = state_headers(&state, &info);
     out.insert(header::LOCATION, location);
-    Ok((StatusCode::CREATED, out))
+    Ok(respond(StatusCode::CREATED, out, response))
 }
 
 /// HEAD on an upload: offset retrieval. Taking the lock ends an append still in flight, so the
@@ -110,10 +116,12 @@ pub(super) async fn offset(State(state): State<TusState>, Path(id): Path<String>
 pub(super) async fn append(
     State(state): State<TusState>,
     Path(id): Path<String>,
+    method: Method,
+    OriginalUri(uri): OriginalUri,
     extensions: Extensions,
     headers: HeaderMap,
     body: Body,
-) -> Result<(StatusCode, HeaderMap), DraftError> {
+) -> Result<Response, DraftError> {
     let id = parse_id(&id)?;
     if !is_partial_upload(&headers) {
         return Err(DraftError::UnsupportedMediaType);
@@ -122,7 +130,13 @@ pub(super) async fn append(
     let complete = required_complete(&headers)?;
     let declared = parse_u64(&headers, &header::CONTENT_LENGTH)?;
 
-    let mut write = Write::begin(&state, &id, &extensions, &headers).await?;
+    let caller = Caller {
+        method: &method,
+        uri: &uri,
+        extensions: &extensions,
+        headers: &headers,
+    };
+    let mut write = Write::begin(&state, &id, &caller).await?;
     if write.info.is_complete() {
         return Err(DraftError::Completed);
     }
@@ -151,19 +165,33 @@ pub(super) async fn append(
             Some(_) => {}
         }
     }
-    let info = write.finish(&state).await;
-    Ok((StatusCode::NO_CONTENT, state_headers(&state, &info)))
+    let (info, response) = write.finish(&state).await?;
+    Ok(respond(
+        StatusCode::NO_CONTENT,
+        state_headers(&state, &info),
+        response,
+    ))
 }
 
 /// DELETE on an upload: cancellation, which is the tus termination.
 pub(super) async fn cancel(
     State(state): State<TusState>,
     Path(id): Path<String>,
-) -> Result<(StatusCode, HeaderMap), DraftError> {
-    write::terminate(&state, &parse_id(&id)?).await?;
+    method: Method,
+    OriginalUri(uri): OriginalUri,
+    extensions: Extensions,
+    headers: HeaderMap,
+) -> Result<Response, DraftError> {
+    let caller = Caller {
+        method: &method,
+        uri: &uri,
+        extensions: &extensions,
+        headers: &headers,
+    };
+    let response = write::terminate(&state, &parse_id(&id)?, &caller).await?;
     let mut out = HeaderMap::new();
     insert_interop(&mut out);
-    Ok((StatusCode::NO_CONTENT, out))
+    Ok(respond(StatusCode::NO_CONTENT, out, response))
 }
 
 /// `Upload-Complete`, required on creation and append.

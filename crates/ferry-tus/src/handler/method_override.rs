@@ -2,8 +2,8 @@
 //! cannot send PATCH or DELETE. The override names the verb whose handler answers.
 
 use axum::body::Body;
-use axum::extract::{Path, State};
-use axum::http::{Extensions, HeaderMap, StatusCode};
+use axum::extract::{OriginalUri, Path, State};
+use axum::http::{Extensions, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::{TusState, delete, head, patch, tus_headers};
@@ -12,6 +12,8 @@ use crate::protocol::headers::X_HTTP_METHOD_OVERRIDE;
 pub(super) async fn handle(
     state: State<TusState>,
     id: Path<String>,
+    verb: Method,
+    uri: OriginalUri,
     extensions: Extensions,
     headers: HeaderMap,
     body: Body,
@@ -21,11 +23,13 @@ pub(super) async fn handle(
         .and_then(|v| v.to_str().ok())
         .map(str::to_ascii_uppercase);
     match method.as_deref() {
-        Some("PATCH") => patch::handle(state, id, extensions, headers, body)
+        Some("PATCH") => patch::handle(state, id, verb, uri, extensions, headers, body)
             .await
             .into_response(),
         Some("HEAD") => head::handle(state, id, headers).await,
-        Some("DELETE") => delete::handle(state, id, headers).await.into_response(),
+        Some("DELETE") => delete::handle(state, id, verb, uri, extensions, headers)
+            .await
+            .into_response(),
         _ => (StatusCode::METHOD_NOT_ALLOWED, tus_headers()).into_response(),
     }
 }

@@ -14,6 +14,7 @@ mod delete;
 mod download;
 mod error;
 mod head;
+mod hooks;
 mod ietf;
 mod limits;
 mod method_override;
@@ -31,6 +32,7 @@ use axum::Router;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::routing::{MethodRouter, any_service, head as head_route, post as post_route};
+use ferry_hooks::{Hooks, NoHooks};
 use tower::ServiceExt;
 
 use crate::id::UploadId;
@@ -64,6 +66,8 @@ pub struct TusConfig {
     /// One writer per upload: in process by default; a shared lock when several instances
     /// serve the same store.
     pub lock: Arc<dyn UploadLock>,
+    /// Where lifecycle events go (tusd's hooks); none are sent by default.
+    pub hooks: Arc<dyn Hooks>,
 }
 
 impl Default for TusConfig {
@@ -78,6 +82,7 @@ impl Default for TusConfig {
             cors: true,
             ietf_draft: false,
             lock: Arc::new(LocalLocks::default()),
+            hooks: Arc::new(NoHooks),
         }
     }
 }

@@ -4,9 +4,11 @@
 //! upload this PATCH completes (`concatenation-unfinished`).
 
 use axum::body::Body;
-use axum::extract::{Path, State};
-use axum::http::{Extensions, HeaderMap, StatusCode, header};
+use axum::extract::{OriginalUri, Path, State};
+use axum::http::{Extensions, HeaderMap, Method, StatusCode, header};
+use axum::response::Response;
 
+use super::hooks::{Caller, respond};
 use super::write::{Write, check_size, is_offset_stream, parse_checksum};
 use super::{TusState, header_u64, parse_id, require_version, tus_headers};
 use crate::protocol::TusError;
@@ -15,10 +17,12 @@ use crate::protocol::headers::{UPLOAD_LENGTH, UPLOAD_OFFSET, parse_u64};
 pub(super) async fn handle(
     State(state): State<TusState>,
     Path(id): Path<String>,
+    method: Method,
+    OriginalUri(uri): OriginalUri,
     extensions: Extensions,
     headers: HeaderMap,
     body: Body,
-) -> Result<(StatusCode, HeaderMap), TusError> {
+) -> Result<Response, TusError> {
     require_version(&headers)?;
     let id = parse_id(&id)?;
     if !is_offset_stream(&headers) {
@@ -30,7 +34,13 @@ pub(super) async fn handle(
     let declared = parse_u64(&headers, &header::CONTENT_LENGTH)?;
     check_size(&state, new_length)?;
 
-    let mut write = Write::begin(&state, &id, &extensions, &headers).await?;
+    let caller = Caller {
+        method: &method,
+        uri: &uri,
+        extensions: &extensions,
+        headers: &headers,
+    };
+    let mut write = Write::begin(&state, &id, &caller).await?;
     if write.info.offset != offset {
         return Err(TusError::OffsetMismatch {
             sent: offset,
@@ -48,9 +58,9 @@ pub(super) async fn handle(
         }
     }
     write.append(&state, body, declared, checksum).await?;
-    let info = write.finish(&state).await;
+    let (info, response) = write.finish(&state).await?;
     let mut out = tus_headers();
     out.insert(UPLOAD_OFFSET, header_u64(info.offset));
     state.insert_expires(&info, &mut out);
-    Ok((StatusCode::NO_CONTENT, out))
+    Ok(respond(StatusCode::NO_CONTENT, out, response))
 }

@@ -3,13 +3,22 @@
 //! concatenation (`Upload-Concat: partial` / `final;...`). With concatenation-unfinished a final
 //! upload may name parts that are not finished yet: it is recorded as pending and concatenated
 //! when the last part finishes (see [`super::pending`]).
+//!
+//! Hooks: pre-create may refuse or change the upload, and its answer changes the 201; a final
+//! upload gets pre-create too (only a metadata change applies to it: the store names finals
+//! itself), and pre-finish/post-finish once it is concatenated here.
 
 use axum::body::Body;
-use axum::extract::State;
-use axum::http::{Extensions, HeaderMap, StatusCode, header};
+use axum::extract::{OriginalUri, State};
+use axum::http::{Extensions, HeaderMap, Method, StatusCode, header};
+use axum::response::Response;
+use ferry_hooks::{HookType, HttpRequestInfo, ResponseOverride};
 
+use super::hooks::{Caller, respond};
 use super::pending::finish_if_ready;
-use super::write::{self, Checksum, check_size, first_bytes, is_offset_stream, parse_checksum};
+use super::write::{
+    self, Checksum, check_size, first_bytes, is_offset_stream, merge, parse_checksum, request_info,
+};
 use super::{TusState, header_u64, require_version, tus_headers};
 use crate::id::UploadId;
 use crate::protocol::headers::{
@@ -21,11 +30,20 @@ use crate::store::{Concat, NewUpload, UploadInfo};
 
 pub(super) async fn handle(
     State(state): State<TusState>,
+    method: Method,
+    OriginalUri(uri): OriginalUri,
     extensions: Extensions,
     headers: HeaderMap,
     body: Body,
-) -> Result<(StatusCode, HeaderMap), TusError> {
+) -> Result<Response, TusError> {
     require_version(&headers)?;
+    let caller = Caller {
+        method: &method,
+        uri: &uri,
+        extensions: &extensions,
+        headers: &headers,
+    };
+    let request = request_info(&state, &caller);
     let concat = match headers.get(UPLOAD_CONCAT) {
         Some(v) => {
             let raw = v
@@ -40,7 +58,7 @@ pub(super) async fn handle(
     };
     let metadata = parse_metadata(&headers)?;
     if let Some(ConcatRequest::Final(parts)) = concat {
-        return create_final(&state, &headers, &parts, metadata).await;
+        return create_final(&state, request.as_ref(), &headers, &parts, metadata).await;
     }
 
     let length = parse_u64(&headers, &UPLOAD_LENGTH)?;
@@ -73,23 +91,17 @@ pub(super) async fn handle(
         length,
         metadata,
         partial: concat == Some(ConcatRequest::Partial),
+        ..NewUpload::default()
     };
-    let info = write::create(&state, new).await?;
+    let (info, mut response) = write::create(&state, request.as_ref(), new).await?;
     let mut out = created(&state, &info)?;
     if with_body {
-        let write = first_bytes(
-            &state,
-            info,
-            &extensions,
-            &headers,
-            body,
-            declared,
-            checksum,
-        );
-        let info = write.await?.finish(&state).await;
+        let write = first_bytes(&state, info, &caller, body, declared, checksum);
+        let (info, finished) = write.await?.finish(&state).await?;
+        merge(&mut response, finished);
         out.insert(UPLOAD_OFFSET, header_u64(info.offset));
     }
-    Ok((StatusCode::CREATED, out))
+    Ok(respond(StatusCode::CREATED, out, response))
 }
 
 /// `Upload-Metadata`, parsed strictly.
@@ -115,10 +127,11 @@ fn created(state: &TusState, info: &UploadInfo) -> Result<HeaderMap, TusError> {
 /// finished, else (concatenation-unfinished) recorded as pending.
 async fn create_final(
     state: &TusState,
+    request: Option<&HttpRequestInfo>,
     headers: &HeaderMap,
     parts: &[UploadId],
     metadata: Metadata,
-) -> Result<(StatusCode, HeaderMap), TusError> {
+) -> Result<Response, TusError> {
     if headers.contains_key(UPLOAD_LENGTH) {
         return Err(TusError::InvalidHeader(UPLOAD_LENGTH.as_str().to_owned()));
     }
@@ -147,6 +160,20 @@ async fn create_final(
         total = total.saturating_add(info.length.unwrap_or(info.offset));
     }
     check_size(state, Some(total))?;
+    let mut response = ResponseOverride::default();
+    let mut metadata = metadata;
+    if let Some(request) = request {
+        let mut new = NewUpload {
+            length: Some(total),
+            metadata,
+            ..NewUpload::default()
+        };
+        response = state.pre_create(request, &mut new, Some(parts)).await?;
+        if new.id.is_some() || new.storage_key.is_some() {
+            tracing::warn!("a hook's id or storage key for a final upload is ignored");
+        }
+        metadata = new.metadata;
+    }
     let info = match unfinished {
         Some(unfinished) if !all_finished => {
             let info = unfinished.create_pending(parts, metadata).await?;
@@ -159,5 +186,16 @@ async fn create_final(
     };
     let (upload, length, pending) = (&info.id, info.length, info.pending);
     tracing::info!(%upload, parts = parts.len(), length, pending, "final upload made");
-    Ok((StatusCode::CREATED, created(state, &info)?))
+    if let Some(request) = request {
+        state.notify(HookType::PostCreate, &info, request);
+        if info.is_complete() {
+            let finished = state.finished(&info, request).await?;
+            merge(&mut response, finished);
+        }
+    }
+    Ok(respond(
+        StatusCode::CREATED,
+        created(state, &info)?,
+        response,
+    ))
 }

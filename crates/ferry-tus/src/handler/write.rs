@@ -3,11 +3,19 @@
 //! (the client's slot, then the upload's lock, which ends a request still in flight for it);
 //! [`Write::append`]; [`Write::finish`] (completion: pending finals waiting for a partial upload
 //! are concatenated); [`terminate`]. Also the request checks both protocols make.
+//!
+//! Each step emits its lifecycle hooks ([`super::hooks`]): [`create`] pre-create (which may
+//! refuse or change the upload) and post-create; [`Write::append`] post-receive while bytes
+//! arrive; [`Write::finish`] pre-finish and post-finish when the write completed the upload;
+//! [`terminate`] pre-terminate (which may refuse) and post-terminate. The request is captured
+//! for them only when a hook is enabled.
 
 use axum::body::Body;
-use axum::http::{Extensions, HeaderMap, header};
+use axum::http::{HeaderMap, header};
+use ferry_hooks::{HookType, HttpRequestInfo, ResponseOverride};
 
 use super::body::{Bounded, GuardedBody, Trailers, write_error};
+use super::hooks::{Caller, Progress};
 use super::limits::SlotGuard;
 use super::pending::finish_finals_of;
 use super::{TusState, now_secs};
@@ -26,11 +34,43 @@ pub(super) fn check_size(state: &TusState, length: Option<u64>) -> Result<(), Tu
     }
 }
 
-/// Creates an upload.
-pub(super) async fn create(state: &TusState, upload: NewUpload) -> Result<UploadInfo, TusError> {
+/// The request as hooks describe it, when any hook is enabled.
+pub(super) fn request_info(state: &TusState, caller: &Caller<'_>) -> Option<HttpRequestInfo> {
+    state.any_enabled(&HookType::ALL).then(|| caller.info())
+}
+
+/// Creates an upload: pre-create may refuse it or change it first; post-create follows. An
+/// upload created complete (length 0) finishes at once. Returns the hooks' changes to the 201.
+pub(super) async fn create(
+    state: &TusState,
+    request: Option<&HttpRequestInfo>,
+    mut upload: NewUpload,
+) -> Result<(UploadInfo, ResponseOverride), TusError> {
+    let mut response = match request {
+        Some(request) => state.pre_create(request, &mut upload, None).await?,
+        None => ResponseOverride::default(),
+    };
     let info = state.store().create(upload).await?;
     tracing::info!(upload = %info.id, length = info.length, "upload created");
-    Ok(info)
+    if let Some(request) = request {
+        state.notify(HookType::PostCreate, &info, request);
+        if info.is_complete() {
+            let finished = state.finished(&info, request).await?;
+            merge(&mut response, finished);
+        }
+    }
+    Ok((info, response))
+}
+
+/// Adds `later`'s changes over `response`'s.
+pub(super) fn merge(response: &mut ResponseOverride, later: ResponseOverride) {
+    if later.status.is_some() {
+        response.status = later.status;
+    }
+    response.headers.extend(later.headers);
+    if later.body.is_some() {
+        response.body = later.body;
+    }
 }
 
 /// Creation-with-upload: writes the first bytes of the upload just created. The upload exists
@@ -39,30 +79,50 @@ pub(super) async fn create(state: &TusState, upload: NewUpload) -> Result<Upload
 pub(super) async fn first_bytes(
     state: &TusState,
     info: UploadInfo,
-    extensions: &Extensions,
-    headers: &HeaderMap,
+    caller: &Caller<'_>,
     body: Body,
     declared: Option<u64>,
     checksum: Checksum,
 ) -> Result<Write, TusError> {
-    let mut write = Write::begin(state, &info.id, extensions, headers).await?;
+    let mut write = Write::begin(state, &info.id, caller).await?;
     if let Err(e) = write.append(state, body, declared, checksum).await {
+        // A hook's refusal is the request's answer, not a partial success.
+        if matches!(e, TusError::Refused(_)) {
+            return Err(e);
+        }
         tracing::debug!(upload = %write.info.id, error = %e, "first bytes not stored whole");
         write.info = state.store().info(&write.info.id).await?;
     }
     Ok(write)
 }
 
-/// Removes an upload and its bytes, ending any request in flight for it first.
-pub(super) async fn terminate(state: &TusState, id: &UploadId) -> Result<(), TusError> {
+/// Removes an upload and its bytes, ending any request in flight for it first. pre-terminate
+/// may refuse; post-terminate follows. Returns the hook's changes to the answer.
+pub(super) async fn terminate(
+    state: &TusState,
+    id: &UploadId,
+    caller: &Caller<'_>,
+) -> Result<ResponseOverride, TusError> {
     let terminate = state
         .store()
         .as_terminate()
         .ok_or(TusError::UnsupportedExtension)?;
     let _lease = state.lock().acquire(id).await?;
+    let hooked = state.any_enabled(&[HookType::PreTerminate, HookType::PostTerminate]);
+    let before = match hooked {
+        true => Some((state.store().info(id).await?, caller.info())),
+        false => None,
+    };
+    let response = match &before {
+        Some((info, request)) => state.pre_terminate(info, request).await?,
+        None => ResponseOverride::default(),
+    };
     terminate.terminate(id).await?;
     tracing::info!(upload = %id, "upload terminated");
-    Ok(())
+    if let Some((info, request)) = &before {
+        state.notify(HookType::PostTerminate, info, request);
+    }
+    Ok(response)
 }
 
 /// A write to one upload in progress: the client's slot and the upload's lock are held until
@@ -72,6 +132,10 @@ pub(super) struct Write {
     pub(super) info: UploadInfo,
     lease: UploadLease,
     _slot: Option<SlotGuard>,
+    /// The request, for the hooks (when any is enabled).
+    request: Option<HttpRequestInfo>,
+    /// Whether the upload was complete before this write: finishing is reported once.
+    was_complete: bool,
 }
 
 impl Write {
@@ -81,10 +145,9 @@ impl Write {
     pub(super) async fn begin(
         state: &TusState,
         id: &UploadId,
-        extensions: &Extensions,
-        headers: &HeaderMap,
+        caller: &Caller<'_>,
     ) -> Result<Self, TusError> {
-        let slot = state.slots().take(extensions, headers)?;
+        let slot = state.slots().take(caller.extensions, caller.headers)?;
         let lease = state.lock().acquire(id).await?;
         let info = state.store().info(id).await?;
         state.check_not_expired(&info)?;
@@ -92,9 +155,11 @@ impl Write {
             return Err(TusError::FinalUpload);
         }
         Ok(Self {
+            was_complete: info.is_complete(),
             info,
             lease,
             _slot: slot,
+            request: request_info(state, caller),
         })
     }
 
@@ -132,7 +197,8 @@ impl Write {
         let idle = state.config().idle_timeout;
         let guarded = GuardedBody::new(body, self.lease.stop_signal(), idle);
         let trailers = guarded.trailers();
-        let mut body = Bounded::new(guarded, remaining);
+        let progress = Progress::new(guarded, state, &self.info, remaining, self.request.as_ref());
+        let mut body = Bounded::new(progress, remaining);
         let store = state.store();
         let algorithms: &[_] = match &checksum {
             Checksum::None => &[],
@@ -165,6 +231,11 @@ impl Write {
                 (Checksum::Trailer, Some(d)) => verify_trailer(&trailers, &d).map(|()| n),
                 _ => Ok(n),
             },
+            // A post-receive answer stopped the upload: its reply is the answer.
+            Err(_) if body.inner_mut().stopped().is_some() => {
+                let reply = body.inner_mut().stopped().ok_or(TusError::Internal)?;
+                Err(TusError::Refused(Box::new(reply.into_http_response())))
+            }
             Err(e) => Err(write_error(e)),
         };
         let new_offset = match (stage, outcome) {
@@ -175,19 +246,30 @@ impl Write {
                 return Err(e);
             }
         };
+        body.inner_mut().finish(new_offset);
         tracing::debug!(upload = %id, from = offset, to = new_offset, "bytes stored");
         self.info.offset = new_offset;
         self.info.updated_at = now_secs();
         Ok(new_offset)
     }
 
-    /// Ends the write and returns the upload as it now is. A partial upload that is complete
+    /// Ends the write and returns the upload as it now is, with the hooks' changes to the
+    /// answer. When this write completed the upload, pre-finish holds the answer until the
+    /// application answered, then post-finish is sent; a partial upload that is complete
     /// finishes the pending final uploads waiting for it.
-    pub(super) async fn finish(self, state: &TusState) -> UploadInfo {
+    pub(super) async fn finish(
+        self,
+        state: &TusState,
+    ) -> Result<(UploadInfo, ResponseOverride), TusError> {
+        let completed = self.info.is_complete() && !self.was_complete;
         if self.info.is_complete() && self.info.concat == Some(Concat::Partial) {
             finish_finals_of(state, &self.info.id).await;
         }
-        self.info
+        let response = match (&self.request, completed) {
+            (Some(request), true) => state.finished(&self.info, request).await?,
+            _ => ResponseOverride::default(),
+        };
+        Ok((self.info, response))
     }
 }
 

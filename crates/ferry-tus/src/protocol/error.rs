@@ -56,6 +56,16 @@ pub enum TusError {
     TooManyUploads,
     #[error("the upload cannot be locked right now; try again shortly")]
     LockUnavailable,
+    #[error("an upload with this id or storage key already exists")]
+    IdTaken,
+    /// A blocking hook could not be asked (receiver down, too slow, nonsense answer): the
+    /// status (502 or 504) and the public message of the hook error.
+    #[error("{message}")]
+    HookFailed { status: StatusCode, message: String },
+    /// A hook refused the request (pre-create, pre-terminate) or stopped the upload
+    /// (post-receive): the answer it chose, sent as it is plus `Tus-Resumable`.
+    #[error("refused by the application's hook")]
+    Refused(Box<http::Response<String>>),
     #[error("internal server error")]
     Internal,
 }
@@ -86,6 +96,9 @@ impl TusError {
             Self::TooLarge | Self::BodyTooLong => StatusCode::PAYLOAD_TOO_LARGE,
             Self::AlreadyComplete => StatusCode::FORBIDDEN,
             Self::LockUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::IdTaken => StatusCode::CONFLICT,
+            Self::HookFailed { status, .. } => *status,
+            Self::Refused(answer) => answer.status(),
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

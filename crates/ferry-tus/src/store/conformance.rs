@@ -90,6 +90,7 @@ async fn new_upload(
             length,
             metadata: Metadata::default(),
             partial,
+            ..NewUpload::default()
         })
         .await
         .map_err(|e| format!("create: {e}"))?;
@@ -106,6 +107,7 @@ async fn create_and_write(store: &dyn Store) -> Result<(), String> {
             length: Some(bytes.len() as u64),
             metadata: metadata.clone(),
             partial: false,
+            ..NewUpload::default()
         })
         .await
         .map_err(|e| format!("create: {e}"))?;

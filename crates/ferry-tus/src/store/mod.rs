@@ -10,6 +10,8 @@ pub mod fs;
 #[cfg(feature = "s3")]
 pub mod s3;
 
+use std::path::PathBuf;
+
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::Stream;
@@ -35,6 +37,22 @@ pub struct NewUpload {
     pub metadata: Metadata,
     /// A partial upload, to be concatenated into a final one later.
     pub partial: bool,
+    /// An id chosen for the upload (by a pre-create hook) instead of a generated one; creation
+    /// fails with [`StoreError::AlreadyExists`] when it is taken.
+    pub id: Option<UploadId>,
+    /// Where the bytes should be kept, relative to the store's root (a pre-create hook's
+    /// `ChangeFileInfo.Storage`), already checked to be a relative path of safe segments.
+    /// Stores that cannot place bytes freely ignore it; see each store.
+    pub storage_key: Option<String>,
+}
+
+/// Where a store keeps an upload's bytes, as hooks report it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// A file on local disk, with its info file.
+    File { data: PathBuf, info: PathBuf },
+    /// An object in a bucket.
+    Object { bucket: String, key: String },
 }
 
 /// How an upload takes part in concatenation.
@@ -66,6 +84,10 @@ pub struct UploadInfo {
     /// holds no bytes and no length until the last part finishes and it is concatenated.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pending: bool,
+    /// Where the bytes are kept when a hook chose it (relative to the store's root); `None`
+    /// for the store's own place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_key: Option<String>,
 }
 
 impl UploadInfo {
@@ -84,6 +106,9 @@ pub enum StoreError {
     NotFound,
     #[error("offset {sent} does not match the stored offset {current}")]
     OffsetMismatch { sent: u64, current: u64 },
+    /// Creation with a chosen id or storage key that another upload holds.
+    #[error("the upload's id or storage key is already taken")]
+    AlreadyExists,
     #[error("storage failure: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -109,6 +134,12 @@ pub trait Store: Send + Sync + 'static {
 
     /// Reads a finished upload from the start.
     async fn read(&self, id: &UploadId) -> Result<UploadReader, StoreError>;
+
+    /// Where the upload's bytes are, for hooks; `None` when the store cannot say.
+    fn location(&self, info: &UploadInfo) -> Option<Location> {
+        let _ = info;
+        None
+    }
 
     /// The termination capability, if the store has it.
     fn as_terminate(&self) -> Option<&dyn Terminate> {

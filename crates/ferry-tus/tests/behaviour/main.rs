@@ -7,6 +7,7 @@ mod common;
 mod concurrency;
 mod conformance;
 mod expiration;
+mod hooks;
 mod limits;
 mod parsers;
 mod streaming;

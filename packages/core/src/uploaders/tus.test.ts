@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach, expect, test, vi } from 'vitest';
 import { defaultLocale, translate } from '../locale.ts';
 import type { FerryFile } from '../types.ts';
 import type { AbortReason, UploadContext } from '../uploader.ts';
-import { TusUploader } from './tus.ts';
+import { serverMessage, TusUploader } from './tus.ts';
 
 // The package's Node build reads Buffers and streams, not Blobs: the browser build is the one pages run.
 vi.mock('tus-js-client', () => import('tus-js-client/lib.esm/browser/index.js' as string));
@@ -27,6 +27,8 @@ let base = '';
 let uploads: Map<string, Stored>;
 let log: string[];
 let locked = false;
+/** When set, creation is refused with this answer (as a pre-create hook would). */
+let refusal: { status: number; body: string; type: string } | undefined;
 let next = 0;
 
 beforeAll(async () => {
@@ -46,6 +48,9 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const upload = uploads.get(path);
+      if (req.method === 'POST' && path === '/files/' && refusal) {
+        return answer(refusal.status, { 'content-type': refusal.type }, refusal.body);
+      }
       if (req.method === 'POST' && path === '/files/') {
         const length = Number(req.headers['upload-length']);
         if (!Number.isInteger(length)) return answer(400);
@@ -82,6 +87,7 @@ beforeEach(() => {
   uploads = new Map();
   log = [];
   locked = false;
+  refusal = undefined;
   next = 0;
 });
 
@@ -206,4 +212,42 @@ test('a locked upload fails with the catalogue message and the server answer as 
     status: 423,
     details: 'another request holds this upload',
   });
+});
+
+test('a refused creation shows what the server said, not the client library wrapper', async () => {
+  refusal = { status: 403, type: 'application/json', body: '{"message":"PDF uploads are closed today"}' };
+  const { ctx } = context();
+  const failed = uploader().upload(localFile(pattern(1000)), ctx);
+  await expect(failed).rejects.toMatchObject({
+    message: 'PDF uploads are closed today',
+    status: 403,
+    retryable: false,
+    details: undefined,
+  });
+  refusal = { status: 413, type: 'text/plain', body: 'over quota: 2 GiB used\nsecond line' };
+  await expect(uploader().upload(localFile(pattern(1000)), ctx)).rejects.toMatchObject({
+    message: 'over quota: 2 GiB used',
+    status: 413,
+  });
+  // Nothing readable: the catalogue message, and tus-js-client's wrapper as the details.
+  refusal = { status: 403, type: 'text/html', body: '<html><body>Forbidden</body></html>' };
+  await expect(uploader().upload(localFile(pattern(1000)), ctx)).rejects.toMatchObject({
+    message: translate(defaultLocale, 'uploadError'),
+    status: 403,
+    details: expect.stringMatching(/^tus: unexpected response while creating upload/),
+  });
+  expect(log.filter((l) => l.startsWith('POST'))).toEqual(['POST /files/ 403', 'POST /files/ 413', 'POST /files/ 403']);
+});
+
+test('server messages: JSON message, first text line, nothing from HTML or empty bodies', () => {
+  expect(serverMessage('{"message":"  no  "}')).toBe('no');
+  expect(serverMessage('{"error":"x"}')).toBeUndefined();
+  expect(serverMessage('{not json')).toBe('{not json');
+  expect(serverMessage('upload rejected by the server\n')).toBe('upload rejected by the server');
+  expect(serverMessage('<!doctype html><p>502</p>')).toBeUndefined();
+  expect(serverMessage('   ')).toBeUndefined();
+  expect(serverMessage(undefined)).toBeUndefined();
+  const long = serverMessage('x'.repeat(500));
+  expect(long?.length).toBe(300);
+  expect(long?.endsWith('\u2026')).toBe(true);
 });

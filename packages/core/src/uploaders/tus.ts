@@ -112,17 +112,52 @@ export class TusUploader implements Uploader {
   }
 }
 
+/**
+ * tus-js-client's error as the file's error. Its own message is a long technical wrapper
+ * ("tus: unexpected response while creating upload, originated from request (method: POST, ...");
+ * the person sees what the server said instead (a hook's or the endpoint's message), and the
+ * wrapper stays in the details for whoever debugs.
+ */
 function toError(error: Error, context: UploadContext): UploaderError {
   const response = (error as tus.DetailedError).originalResponse;
   const status = response?.getStatus() || undefined;
-  const body = response?.getBody()?.trim();
+  const body = response?.getBody()?.trim() || undefined;
   if (status === 423) {
-    return new UploaderError(context.i18n('uploadLocked'), { status, details: body || undefined, cause: error });
+    return new UploaderError(context.i18n('uploadLocked'), { status, details: body, cause: error });
   }
-  return new UploaderError(error.message, {
+  const said = serverMessage(body);
+  return new UploaderError(said ?? context.i18n('uploadError'), {
     status,
     retryable: status === undefined || shouldRetry(status, true),
-    details: body || undefined,
+    details: said === undefined ? error.message : undefined,
     cause: error,
   });
+}
+
+/** Longest server text shown as a file's error. */
+const MAX_SERVER_MESSAGE = 300;
+
+/**
+ * What a server said in a failed answer's body: the `message` of a JSON body (Ferry's errors,
+ * most hook receivers), else a plain-text body's first line; nothing for an empty body or an
+ * HTML error page.
+ */
+export function serverMessage(body: string | undefined): string | undefined {
+  const text = body?.trim();
+  if (!text) return undefined;
+  if (text.startsWith('{')) {
+    try {
+      const message = (JSON.parse(text) as { message?: unknown } | null)?.message;
+      return typeof message === 'string' && message.trim() ? clip(message.trim()) : undefined;
+    } catch {
+      // Not JSON after all: read it as text.
+    }
+  }
+  if (text.startsWith('<')) return undefined;
+  return clip(text.split('\n', 1)[0]?.trim() ?? '');
+}
+
+function clip(text: string): string | undefined {
+  if (!text) return undefined;
+  return text.length > MAX_SERVER_MESSAGE ? `${text.slice(0, MAX_SERVER_MESSAGE - 1)}…` : text;
 }

@@ -21,12 +21,17 @@ use crate::store::{
 impl Terminate for FsStore {
     async fn terminate(&self, id: &UploadId) -> Result<(), StoreError> {
         self.blocking(id, |p| {
+            // The bytes of an upload placed at a storage key, behind its symlink.
+            let placed = std::fs::read_link(&p.data).ok().map(|key| p.dir.join(key));
             // Info first: without it the upload no longer exists, even if removing the data
             // fails.
             p.entries
                 .change(|| std::fs::remove_file(&p.info))
                 .map_err(not_found)?;
             p.entries.change(|| remove_if_present(&p.data))?;
+            if let Some(placed) = placed {
+                p.entries.change(|| remove_if_present(&placed))?;
+            }
             // A chunk held aside for a checksum that never came.
             let stage = p.data.with_extension("stage");
             Ok(p.entries.change(|| remove_if_present(&stage))?)
@@ -113,6 +118,7 @@ impl Concatenate for FsStore {
             updated_at: now_secs(),
             concat: final_of(parts),
             pending: false,
+            storage_key: None,
         };
         self.write_info(&id, &info).await?;
         Ok(info)
@@ -136,6 +142,7 @@ impl ConcatenateUnfinished for FsStore {
             updated_at: now_secs(),
             concat: final_of(parts),
             pending: true,
+            storage_key: None,
         };
         self.create_with(&id, &info).await?;
         Ok(info)

@@ -9,6 +9,13 @@
 //! File system calls that belong together run as one blocking task (creating an upload is five
 //! calls, reading its info two), so a request waits for the blocking pool once, not per call.
 //! Appending lives in [`append`]; the optional capabilities in [`caps`] and [`stage`].
+//!
+//! Chosen ids and storage keys (a pre-create hook's `ChangeFileInfo`): a chosen id is created
+//! exclusively, so a taken one fails with [`StoreError::AlreadyExists`]. With a storage key the
+//! bytes live at `{dir}/{key}` (created exclusively, its directories as needed) and `{dir}/{id}`
+//! is a relative symlink to it, so every other operation finds the bytes where it always looks;
+//! termination removes both. A key may not end in a suffix the store uses for its own files
+//! (`.info`, `.stage`, `.tmp`), so it can never overwrite another upload's state.
 
 mod append;
 mod caps;
@@ -23,8 +30,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 
 use super::{
-    BodyStream, Concat, Concatenate, ConcatenateUnfinished, DeferLength, Expire, NewUpload, Stage,
-    Store, StoreError, Terminate, UploadInfo, UploadReader, now_secs,
+    BodyStream, Concat, Concatenate, ConcatenateUnfinished, DeferLength, Expire, Location,
+    NewUpload, Stage, Store, StoreError, Terminate, UploadInfo, UploadReader, now_secs,
 };
 use crate::id::UploadId;
 
@@ -108,12 +115,15 @@ impl FsStore {
         self.blocking(id, move |p| p.write_info(&info)).await
     }
 
-    /// Creates the empty data file and then the info: an info file always has its data file
-    /// beside it.
+    /// Creates the empty data file (exclusively: an id or key already taken fails) and then
+    /// the info: an info file always has its data file beside it.
     async fn create_with(&self, id: &UploadId, info: &UploadInfo) -> Result<(), StoreError> {
         let info = info.clone();
         self.blocking(id, move |p| {
-            p.entries.change(|| File::create(&p.data))?;
+            match info.storage_key.as_deref() {
+                None => drop(p.entries.change(|| create_new(&p.data)).map_err(taken)?),
+                Some(key) => p.create_at_key(key)?,
+            }
             p.write_info(&info)
         })
         .await
@@ -145,7 +155,46 @@ struct Paths {
     info: PathBuf,
 }
 
+/// Suffixes of the store's own files, which a storage key may not end with.
+const RESERVED_SUFFIXES: [&str; 3] = [".info", ".stage", ".tmp"];
+
+fn create_new(path: &Path) -> io::Result<File> {
+    OpenOptions::new().write(true).create_new(true).open(path)
+}
+
+/// An existing file is a taken id or key; anything else stays an I/O failure.
+fn taken(e: io::Error) -> StoreError {
+    if e.kind() == io::ErrorKind::AlreadyExists {
+        StoreError::AlreadyExists
+    } else {
+        StoreError::Io(e)
+    }
+}
+
 impl Paths {
+    /// Creates the bytes' file at `{dir}/{key}` and the upload's entry as a symlink to it.
+    fn create_at_key(&self, key: &str) -> Result<(), StoreError> {
+        if RESERVED_SUFFIXES.iter().any(|s| key.ends_with(s)) || Path::new(key).is_absolute() {
+            return Err(StoreError::AlreadyExists);
+        }
+        let target = self.dir.join(key);
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        self.entries.change(|| create_new(&target)).map_err(taken)?;
+        #[cfg(unix)]
+        let linked = self
+            .entries
+            .change(|| std::os::unix::fs::symlink(key, &self.data));
+        #[cfg(not(unix))]
+        let linked: io::Result<()> = Err(io::Error::other("storage keys need symlinks"));
+        if let Err(e) = linked {
+            let _ = self.entries.change(|| fs::remove_file(&target));
+            return Err(taken(e));
+        }
+        Ok(())
+    }
+
     fn read_info(&self) -> Result<UploadInfo, StoreError> {
         let raw = fs::read(&self.info).map_err(not_found)?;
         serde_json::from_slice(&raw).map_err(|e| StoreError::Io(io::Error::other(e)))
@@ -200,7 +249,7 @@ fn secs(t: SystemTime) -> u64 {
 #[async_trait]
 impl Store for FsStore {
     async fn create(&self, upload: NewUpload) -> Result<UploadInfo, StoreError> {
-        let id = UploadId::generate();
+        let id = upload.id.unwrap_or_else(UploadId::generate);
         let info = UploadInfo {
             id: id.clone(),
             offset: 0,
@@ -210,6 +259,7 @@ impl Store for FsStore {
             updated_at: now_secs(),
             concat: upload.partial.then_some(Concat::Partial),
             pending: false,
+            storage_key: upload.storage_key,
         };
         self.create_with(&id, &info).await?;
         Ok(info)
@@ -251,6 +301,17 @@ impl Store for FsStore {
             .await
             .map_err(not_found)?;
         Ok(Box::new(file))
+    }
+
+    fn location(&self, info: &UploadInfo) -> Option<Location> {
+        let data = match &info.storage_key {
+            Some(key) => self.dir.join(key),
+            None => self.data_path(&info.id),
+        };
+        Some(Location::File {
+            data,
+            info: self.info_path(&info.id),
+        })
     }
 
     fn as_terminate(&self) -> Option<&dyn Terminate> {

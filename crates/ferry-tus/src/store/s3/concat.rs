@@ -117,6 +117,7 @@ impl Concatenate for S3Store {
                 length: Some(length),
                 metadata,
                 partial: false,
+                ..NewUpload::default()
             })
             .await?;
         let id = created.id;
@@ -143,6 +144,7 @@ impl ConcatenateUnfinished for S3Store {
                 length: None,
                 metadata,
                 partial: false,
+                ..NewUpload::default()
             })
             .await?;
         let id = created.id;

@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 use tokio_util::io::StreamReader;
 
 use super::{
-    BodyStream, Concatenate, ConcatenateUnfinished, DeferLength, Expire, NewUpload, Store,
-    StoreError, Terminate, UploadInfo, UploadReader, now_secs,
+    BodyStream, Concatenate, ConcatenateUnfinished, DeferLength, Expire, Location, NewUpload,
+    Store, StoreError, Terminate, UploadInfo, UploadReader, now_secs,
 };
 use crate::id::UploadId;
 use client::s3_error;
@@ -94,7 +94,22 @@ impl S3Store {
 #[async_trait]
 impl Store for S3Store {
     async fn create(&self, upload: NewUpload) -> Result<UploadInfo, StoreError> {
-        let id = UploadId::generate();
+        if let Some(key) = &upload.storage_key {
+            // Objects stay at `{prefix}{id}`: placement by key is the fs store's alone.
+            tracing::warn!(%key, "the s3 store ignores a hook's storage key");
+        }
+        let id = match upload.id {
+            Some(id) => {
+                // A chosen id must be free. Checked before creating (not atomic: two creations
+                // racing for one chosen id could both pass; ids come from one hook receiver).
+                match self.load(&id).await {
+                    Ok(_) => return Err(StoreError::AlreadyExists),
+                    Err(StoreError::NotFound) => id,
+                    Err(e) => return Err(e),
+                }
+            }
+            None => UploadId::generate(),
+        };
         let upload_id = self
             .client
             .create_multipart(&self.key(&id, ""), &[])
@@ -109,6 +124,7 @@ impl Store for S3Store {
                 updated_at: now_secs(),
                 concat: upload.partial.then_some(super::Concat::Partial),
                 pending: false,
+                storage_key: None,
             },
             upload_id,
             parts: Vec::new(),
@@ -133,6 +149,13 @@ impl Store for S3Store {
         body: BodyStream<'_>,
     ) -> Result<u64, StoreError> {
         self.append(id, offset, body).await
+    }
+
+    fn location(&self, info: &UploadInfo) -> Option<Location> {
+        Some(Location::Object {
+            bucket: self.client.bucket().name().to_owned(),
+            key: self.key(&info.id, ""),
+        })
     }
 
     async fn read(&self, id: &UploadId) -> Result<UploadReader, StoreError> {

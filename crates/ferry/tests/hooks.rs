@@ -1,0 +1,169 @@
+//! `ferry serve` with tusd's hook flags against a real hook receiver: one sender for tus and
+//! the form endpoint, a pre-create refusal reaching the client, post-finish naming the file on
+//! disk, and the hook counters in `/metrics`.
+
+use std::time::Duration;
+
+use clap::Parser;
+use ferry::{Cli, Command};
+use ferry_testkit::hooks::HookReceiver;
+use ferry_testkit::{random_bytes, sha256_hex};
+use serde_json::json;
+use tokio::net::TcpListener;
+
+const WAIT: Duration = Duration::from_secs(5);
+
+#[tokio::test]
+async fn hook_flags_wire_one_sender_for_tus_and_the_form_endpoint() {
+    let receiver = HookReceiver::start().await;
+    let data = tempfile::tempdir().expect("temp dir");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let cli = Cli::try_parse_from([
+        "ferry",
+        "serve",
+        "--listen",
+        &addr.to_string(),
+        "--data-dir",
+        &data.path().display().to_string(),
+        "--hooks-http",
+        &receiver.url(),
+        "--hooks-enabled-events",
+        "pre-create,post-finish",
+        "--hooks-http-forward-headers",
+        "Authorization",
+        "--hooks-http-retry",
+        "0",
+        "--hooks-http-backoff",
+        "100ms",
+        "--hooks-http-timeout",
+        "2s",
+        "--progress-hooks-interval",
+        "250",
+    ])
+    .expect("flags");
+    let Command::Serve(config) = cli.command;
+    assert_eq!(
+        config.hooks.progress_hooks_interval,
+        Duration::from_millis(250)
+    );
+    assert_eq!(config.hooks.hooks_http_backoff, Duration::from_millis(100));
+    let server = tokio::spawn(async move {
+        ferry::serve(&config, listener, std::future::pending())
+            .await
+            .expect("serve");
+    });
+    let base = format!("http://{addr}");
+    let client = reqwest::Client::new();
+
+    // A tus upload in one request: post-finish names the file under the data directory.
+    let bytes = random_bytes(10_000);
+    let created = client
+        .post(format!("{base}/files/"))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Length", "10000")
+        .header("Content-Type", "application/offset+octet-stream")
+        .header("Authorization", "Bearer t0ken")
+        .body(bytes.clone())
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(created.status(), 201);
+    let finished = receiver.wait_for("post-finish", 1, WAIT).await;
+    let upload = &finished[0]["Event"]["Upload"];
+    assert_eq!(upload["Size"], 10_000);
+    assert_eq!(upload["Storage"]["Type"], "filestore");
+    let path = upload["Storage"]["Path"].as_str().expect("path");
+    assert!(
+        path.starts_with(&data.path().join("tus").display().to_string()),
+        "{path}"
+    );
+    assert_eq!(
+        sha256_hex(&std::fs::read(path).expect("stored")),
+        sha256_hex(&bytes)
+    );
+    let asked = receiver.of("pre-create");
+    assert_eq!(
+        asked[0]["Event"]["HTTPRequest"]["Header"]["Authorization"],
+        json!(["Bearer t0ken"])
+    );
+    // post-create is not among the enabled events.
+    assert!(receiver.of("post-create").is_empty());
+
+    // The form endpoint goes through the same sender.
+    let raw = client
+        .put(format!("{base}/upload/raw?name=f.txt"))
+        .body("form bytes")
+        .send()
+        .await
+        .expect("raw");
+    assert_eq!(raw.status(), 200);
+    let finished = receiver.wait_for("post-finish", 2, WAIT).await;
+    let form = finished
+        .iter()
+        .find(|e| e["Event"]["Upload"]["MetaData"]["filename"] == "f.txt")
+        .expect("the form file's post-finish");
+    let path = form["Event"]["Upload"]["Storage"]["Path"]
+        .as_str()
+        .expect("path");
+    assert!(
+        path.starts_with(&data.path().join("form").display().to_string()),
+        "{path}"
+    );
+
+    // A refusal reaches the client.
+    receiver.answer(
+        "pre-create",
+        json!({"RejectUpload": true, "HTTPResponse": {"StatusCode": 403, "Body": "closed"}}),
+    );
+    let refused = client
+        .post(format!("{base}/files/"))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Length", "1")
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(refused.status(), 403);
+    assert_eq!(refused.text().await.expect("body"), "closed");
+
+    // Counted in /metrics: 3 pre-create and 2 post-finish answered.
+    let mut metrics = String::new();
+    for _ in 0..50 {
+        metrics = reqwest::get(format!("{base}/metrics"))
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text");
+        if metrics.contains("\nferry_hooks_sent_total 5\n") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        metrics.contains("\nferry_hooks_sent_total 5\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("\nferry_hooks_failed_total 0\n"),
+        "{metrics}"
+    );
+    server.abort();
+}
+
+#[test]
+fn unknown_hook_events_fail_at_startup() {
+    let cli = Cli::try_parse_from(["ferry", "serve", "--hooks-enabled-events", "pre-upload"])
+        .expect("flags parse; the list is checked when the sender is built");
+    let Command::Serve(config) = cli.command;
+    assert_eq!(
+        config
+            .hooks
+            .sender()
+            .err()
+            .map(|e| e.to_string())
+            .as_deref(),
+        Some("invalid hook configuration: unknown hook event \"pre-upload\"")
+    );
+    assert!(Cli::try_parse_from(["ferry", "serve", "--hooks-http-timeout", "soon"]).is_err());
+}
