@@ -61,6 +61,10 @@ pub struct ServeConfig {
     /// Upload lifecycle hooks (tusd's flags), sent for tus, form and companion uploads.
     #[command(flatten)]
     pub hooks: crate::hooks::HooksArgs,
+
+    /// Several instances on one Redis (`--redis-*`, `--transfer-takeover`).
+    #[command(flatten)]
+    pub cluster: crate::cluster::ClusterArgs,
 }
 
 /// Options of the tus endpoint.

@@ -6,10 +6,13 @@
 //! - [`config`]: flags and environment; [`companion`]: the companion's options;
 //!   [`hooks`]: the hook options and the one hook sender every library shares;
 //!   [`compat`]: Companion's `COMPANION_*` environment names mapped onto Ferry's.
+//! - [`cluster`]: `--redis-url` and friends: the Redis upload lock, `/health`'s Redis check and
+//!   the cluster figures on `/metrics`.
 //! - [`ui`]: the static web page at `/`.
 //! - `s3`: `--s3-*` options -> the one bucket of the tus store and the `/s3/*` signing routes.
 //! - [`app`] builds the router; [`serve`] runs it on a listener until shutdown.
 
+pub mod cluster;
 pub mod companion;
 pub mod compat;
 pub mod config;
@@ -19,7 +22,6 @@ mod tus_store;
 mod ui;
 
 use axum::Router;
-use axum::http::StatusCode;
 use axum::routing::get;
 use ferry_hooks::HookSender;
 use ferry_tus::{TusConfig, TusState};
@@ -43,6 +45,8 @@ async fn build(config: &ServeConfig) -> std::io::Result<(Router, Option<HookSend
     let bucket = s3::bucket(&config.s3);
     let signing = s3::signing(&config.s3, bucket.clone())?;
     let store = tus_store::open(config, bucket).await?;
+    // Several instances: connect first, so an unreachable Redis stops the start.
+    let cluster = config.cluster.connect().await?;
     let tus = TusState::new(
         store,
         TusConfig {
@@ -56,8 +60,9 @@ async fn build(config: &ServeConfig) -> std::io::Result<(Router, Option<HookSend
             cors: true,
             ietf_draft: config.tus.ietf_draft,
             hooks: shared_hooks.clone(),
-            // The in-process upload lock.
-            ..TusConfig::default()
+            // Redis leases with --redis-url, else the in-process lock.
+            lock: cluster::upload_lock(cluster.as_ref())
+                .unwrap_or_else(|| TusConfig::default().lock),
         },
     );
     // Detached on purpose: it lives as long as the runtime serving the app.
@@ -74,19 +79,29 @@ async fn build(config: &ServeConfig) -> std::io::Result<(Router, Option<HookSend
         hooks: shared_hooks,
         ..config.companion.to_config(config.listen, signing.clone())
     };
+    let health = Router::new()
+        .route("/health", get(cluster::health))
+        .with_state(cluster.clone());
     let app = Router::new()
-        .route("/health", get(|| async { (StatusCode::OK, "ok\n") }))
+        .merge(health)
         .merge(ferry_tus::router(tus))
         .merge(ferry_form::router(form))
         .merge(ferry_companion::router(companion).map_err(std::io::Error::other)?)
         .merge(s3::router(signing, &config.companion.cors_origins))
-        .merge(ui::router(&config.ui_dir()))
-        .layer(
-            // One line per request, at info: method, path, status, latency.
-            TraceLayer::new_for_http()
-                .make_span_with(log_span)
-                .on_response(DefaultOnResponse::new().level(Level::INFO)),
-        );
+        .merge(ui::router(&config.ui_dir()));
+    let app = match cluster {
+        Some(cluster) => app.layer(axum::middleware::from_fn_with_state(
+            cluster,
+            cluster::append_metrics,
+        )),
+        None => app,
+    };
+    let app = app.layer(
+        // One line per request, at info: method, path, status, latency.
+        TraceLayer::new_for_http()
+            .make_span_with(log_span)
+            .on_response(DefaultOnResponse::new().level(Level::INFO)),
+    );
     Ok((app, sender))
 }
 

@@ -29,6 +29,7 @@ async fn start(ui_dir: Option<std::path::PathBuf>) -> Running {
         tus: Default::default(),
         companion: Default::default(),
         hooks: Default::default(),
+        cluster: Default::default(),
     };
     let task = tokio::spawn(async move {
         ferry::serve(&config, listener, std::future::pending())
@@ -111,6 +112,7 @@ async fn shutdown_closes_a_stalled_upload_after_the_grace_period() {
         tus: Default::default(),
         companion: Default::default(),
         hooks: Default::default(),
+        cluster: Default::default(),
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let grace = std::time::Duration::from_millis(300);

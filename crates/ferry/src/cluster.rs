@@ -1,0 +1,228 @@
+//! `--redis-url` and friends: joining several `ferry` instances through Redis. With a URL, the
+//! binary connects at start (an unreachable Redis stops it with a message naming the URL without
+//! its password), the tus endpoint takes its upload lock from Redis leases, `/health` reports
+//! whether Redis answers and `/metrics` gains the instance's coordination figures. Without one,
+//! nothing here runs and everything stays in process.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use clap::Args;
+use ferry_cluster::{Cluster, ClusterConfig, Figures, RedisUploadLocks};
+use ferry_s3::Secret;
+use ferry_tus::lock::UploadLock;
+
+/// Options for running several instances on one Redis (or Valkey).
+#[derive(Clone, Debug, Args)]
+pub struct ClusterArgs {
+    /// Redis (or Valkey) shared by several instances, `redis://[:password@]host:port[/db]` or
+    /// `rediss://...`; unset: one instance, everything in process. Never logged.
+    #[arg(
+        long = "redis-url",
+        env = "FERRY_REDIS_URL",
+        hide_env_values = true,
+        value_parser = crate::config::secret
+    )]
+    pub redis_url: Option<Secret>,
+
+    /// Prefix of every Redis key and channel, so several fleets can share one Redis.
+    #[arg(long = "redis-prefix", env = "FERRY_REDIS_PREFIX", default_value = ClusterArgs::DEFAULT_PREFIX)]
+    pub redis_prefix: String,
+
+    /// Seconds of silence after which another instance claims a transfer whose instance died
+    /// (reserved until transfers use the registry: today a transfer stays on its instance).
+    #[arg(
+        long = "transfer-takeover",
+        env = "FERRY_TRANSFER_TAKEOVER",
+        default_value_t = ClusterArgs::DEFAULT_TAKEOVER,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub transfer_takeover: u64,
+}
+
+impl Default for ClusterArgs {
+    fn default() -> Self {
+        Self {
+            redis_url: None,
+            redis_prefix: Self::DEFAULT_PREFIX.to_owned(),
+            transfer_takeover: Self::DEFAULT_TAKEOVER,
+        }
+    }
+}
+
+impl ClusterArgs {
+    /// `--redis-prefix`'s default.
+    const DEFAULT_PREFIX: &str = "ferry:";
+    /// `--transfer-takeover`'s default, in seconds.
+    const DEFAULT_TAKEOVER: u64 = 30;
+
+    /// The cluster settings, or `None` without `--redis-url`.
+    pub fn to_config(&self) -> Option<ClusterConfig> {
+        let url = self.redis_url.as_ref()?;
+        let mut config = ClusterConfig::new(url.expose());
+        config.prefix.clone_from(&self.redis_prefix);
+        config.transfer_takeover = Duration::from_secs(self.transfer_takeover);
+        Some(config)
+    }
+
+    /// Connects when `--redis-url` is set. The error names the URL without its password.
+    pub async fn connect(&self) -> std::io::Result<Option<Cluster>> {
+        let Some(config) = self.to_config() else {
+            return Ok(None);
+        };
+        let cluster = Cluster::connect(config)
+            .await
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        tracing::info!(
+            instance = cluster.instance_id(),
+            "joined the cluster on Redis"
+        );
+        Ok(Some(cluster))
+    }
+}
+
+/// The tus upload lock: Redis leases with a cluster, `None` (the in-process default) without.
+pub fn upload_lock(cluster: Option<&Cluster>) -> Option<Arc<dyn UploadLock>> {
+    cluster.map(|c| Arc::new(RedisUploadLocks::new(c)) as Arc<dyn UploadLock>)
+}
+
+/// `GET /health`: `200 ok` alone, or with a cluster `200 ok` while Redis answers a `PING` and
+/// `503` with a message while it does not.
+pub async fn health(State(cluster): State<Option<Cluster>>) -> Response {
+    let Some(cluster) = cluster else {
+        return (StatusCode::OK, "ok\n").into_response();
+    };
+    match cluster.ping().await {
+        Ok(_) => (StatusCode::OK, "ok\n").into_response(),
+        Err(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "redis unreachable: this instance cannot coordinate with the others\n",
+        )
+            .into_response(),
+    }
+}
+
+/// Largest `/metrics` body read back to append the cluster figures (it is a few KiB).
+const METRICS_LIMIT: usize = 1024 * 1024;
+
+/// Middleware: appends the cluster's figures to a successful `GET /metrics` (the companion's
+/// route renders its own counters; this adds the instance's).
+pub async fn append_metrics(
+    State(cluster): State<Cluster>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let wanted = request.method() == Method::GET && request.uri().path() == "/metrics";
+    let response = next.run(request).await;
+    if !wanted || response.status() != StatusCode::OK {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, METRICS_LIMIT).await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    text.push_str(&render(&cluster.figures()));
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(text))
+}
+
+/// The Prometheus text of one instance's figures, labelled with its instance id.
+pub fn render(f: &Figures) -> String {
+    let flag = |b: bool| u64::from(b);
+    let lines: [(&str, &str, &str, u64); 13] = [
+        (
+            "ferry_cluster_redis_reachable",
+            "gauge",
+            "1 when the last Redis command succeeded.",
+            flag(f.redis_reachable),
+        ),
+        (
+            "ferry_cluster_subscriber_connected",
+            "gauge",
+            "1 while the pub/sub connection is up.",
+            flag(f.subscriber_connected),
+        ),
+        (
+            "ferry_cluster_leases_held",
+            "gauge",
+            "Upload lock leases held by this instance.",
+            f.leases_held,
+        ),
+        (
+            "ferry_cluster_leases_lost_total",
+            "counter",
+            "Leases that expired or were taken while held.",
+            f.leases_lost,
+        ),
+        (
+            "ferry_cluster_release_requests_sent_total",
+            "counter",
+            "Release requests sent to other holders.",
+            f.release_requests_sent,
+        ),
+        (
+            "ferry_cluster_release_requests_received_total",
+            "counter",
+            "Release requests received by holders here.",
+            f.release_requests_received,
+        ),
+        (
+            "ferry_cluster_transfers_owned",
+            "gauge",
+            "Transfers owned by this instance.",
+            f.transfers_owned,
+        ),
+        (
+            "ferry_cluster_takeovers_total",
+            "counter",
+            "Transfers claimed from a silent or departed owner.",
+            f.takeovers,
+        ),
+        (
+            "ferry_cluster_handovers_total",
+            "counter",
+            "Transfers handed over at shutdown.",
+            f.handovers,
+        ),
+        (
+            "ferry_cluster_pubsub_reconnects_total",
+            "counter",
+            "Times the pub/sub connection came back.",
+            f.pubsub_reconnects,
+        ),
+        (
+            "ferry_cluster_pubsub_lag_ms_last",
+            "gauge",
+            "Publish-to-receive delay of the last replayed message, ms.",
+            f.pubsub_lag_ms_last,
+        ),
+        (
+            "ferry_cluster_pubsub_lag_ms_max",
+            "gauge",
+            "Largest publish-to-receive delay seen, ms.",
+            f.pubsub_lag_ms_max,
+        ),
+        (
+            "ferry_cluster_redis_errors_total",
+            "counter",
+            "Redis commands that failed or timed out.",
+            f.redis_errors,
+        ),
+    ];
+    let instance = f.instance_id.replace('\\', "\\\\").replace('"', "\\\"");
+    let mut out = String::new();
+    for (name, kind, help, value) in lines {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name}{{instance=\"{instance}\"}} {value}"
+        );
+    }
+    out
+}
