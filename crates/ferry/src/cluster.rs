@@ -226,3 +226,83 @@ pub fn render(f: &Figures) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::{Cli, Command};
+
+    fn parse(args: &[&str]) -> ClusterArgs {
+        let cli = Cli::try_parse_from([&["ferry", "serve"], args].concat()).expect("flags");
+        let Command::Serve(config) = cli.command;
+        config.cluster
+    }
+
+    #[test]
+    fn without_a_url_there_is_no_cluster() {
+        let args = parse(&[]);
+        assert!(args.to_config().is_none());
+        assert_eq!(args.redis_prefix, ClusterArgs::default().redis_prefix);
+        assert_eq!(
+            args.transfer_takeover,
+            ClusterArgs::default().transfer_takeover
+        );
+    }
+
+    #[test]
+    fn flags_reach_the_cluster_config_and_the_password_stays_hidden() {
+        let args = parse(&[
+            "--redis-url",
+            "redis://:hunter2@127.0.0.1:6379/2",
+            "--redis-prefix",
+            "fleet-a:",
+            "--transfer-takeover",
+            "12",
+        ]);
+        let config = args.to_config().expect("configured");
+        assert_eq!(config.url, "redis://:hunter2@127.0.0.1:6379/2");
+        assert_eq!(config.prefix, "fleet-a:");
+        assert_eq!(config.transfer_takeover, Duration::from_secs(12));
+        assert!(!format!("{args:?}{config:?}").contains("hunter2"));
+        let zero = Cli::try_parse_from(["ferry", "serve", "--transfer-takeover", "0"]);
+        assert!(zero.is_err());
+    }
+
+    #[test]
+    fn figures_render_as_labelled_prometheus_lines() {
+        let figures = Figures {
+            instance_id: "7-ab\"c".to_owned(),
+            redis_reachable: true,
+            subscriber_connected: false,
+            leases_held: 3,
+            leases_lost: 1,
+            release_requests_sent: 4,
+            release_requests_received: 5,
+            transfers_owned: 0,
+            takeovers: 2,
+            handovers: 0,
+            pubsub_reconnects: 6,
+            pubsub_lag_ms_last: 7,
+            pubsub_lag_ms_max: 9,
+            redis_errors: 8,
+        };
+        let text = render(&figures);
+        for line in [
+            "# TYPE ferry_cluster_leases_held gauge",
+            "ferry_cluster_redis_reachable{instance=\"7-ab\\\"c\"} 1",
+            "ferry_cluster_subscriber_connected{instance=\"7-ab\\\"c\"} 0",
+            "ferry_cluster_leases_held{instance=\"7-ab\\\"c\"} 3",
+            "ferry_cluster_takeovers_total{instance=\"7-ab\\\"c\"} 2",
+            "ferry_cluster_pubsub_lag_ms_max{instance=\"7-ab\\\"c\"} 9",
+            "ferry_cluster_redis_errors_total{instance=\"7-ab\\\"c\"} 8",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "{line} missing from\n{text}"
+            );
+        }
+        assert_eq!(text.lines().count(), 13 * 3);
+    }
+}

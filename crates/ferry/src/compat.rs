@@ -150,6 +150,7 @@ mod tests {
             ("COMPANION_AWS_BUCKET", "b"),
             ("FERRY_S3_BUCKET", "mine"),
             ("COMPANION_PORT", "3020"),
+            ("COMPANION_REDIS_URL", "redis://r:6379/1"),
         ]);
         let plan = plan(|k| env.get(k).map(|v| (*v).to_owned()));
         let get = |name: &str| {
@@ -165,6 +166,7 @@ mod tests {
         );
         assert_eq!(get("FERRY_S3_BUCKET"), None);
         assert_eq!(get("FERRY_LISTEN"), Some("0.0.0.0:3020"));
+        assert_eq!(get("FERRY_REDIS_URL"), Some("redis://r:6379/1"));
     }
 
     #[test]
