@@ -67,6 +67,10 @@ export function fakeCompanion(tree: Record<string, ProviderItem[]>, pageSize = 1
       const path = decodeURIComponent(rest.join('/'));
       fake.calls.push({ method, path: `${url.pathname}${url.search}`, token, ...(body ? { body } : {}) });
       const json = (value: unknown, status = 200) => new Response(JSON.stringify(value), { status });
+      if (url.pathname.endsWith('/providers')) {
+        const drive = { id: 'drive', name: 'Google Drive', rootFolder: 'root', supportsRefreshToken: true };
+        return new Response(JSON.stringify({ providers: [drive] }));
+      }
       if (provider !== 'drive') return json({ message: 'Unknown provider' }, 404);
       if (route === 'logout') return json({ ok: true, revoked: token !== null && fake.valid.has(token) });
       if (route === 'refresh-token') {
