@@ -63,7 +63,8 @@ describe('ProviderBrowser', () => {
     t.client.setToken('good');
     const other = ferry.providers.browser('drive');
     expect(other).toBe(t.browser);
-    await t.browser.goTo(0);
+    await until(() => t.browser.getState().status === 'ready');
+    expect(t.fake.calls.map((c) => c.path)).toEqual(['/drive/list/root']);
     const s = t.browser.getState();
     expect(s.status).toBe('ready');
     expect(s.username).toBe('ada@example.com');

@@ -132,6 +132,8 @@ export class ProviderBrowser {
     this.#store = new Store(initial, (s, patch) => ({ ...s, ...patch }));
     client.onTokenChange(() => {
       if (client.token === null) this.#signedOut(null);
+      // A token that arrives while the auth view shows (set by the page, another browser) opens the root.
+      else if (this.getState().status === 'auth') void this.#open(this.getState().crumbs.slice(0, 1));
     });
   }
 
