@@ -1,6 +1,6 @@
 /**
  * The page `ferry serve` shows: the full Dashboard uploading to the same server's tus endpoint,
- * with link import and camera panels talking to the same server as companion.
+ * with link import, camera and cloud provider panels talking to the same server as companion.
  * `?modal` shows it as a modal behind a button; `?theme=dark|auto` picks the theme;
  * `?countdown=N` counts N seconds down before a camera snapshot; `?maxFileSize=BYTES` restricts
  * file sizes (and so camera recordings); `?lang=de` picks the language (the switch on the page
@@ -89,6 +89,8 @@ export function App() {
   const dashboard = {
     theme,
     link: true,
+    // Google Drive, Instagram... as the server enables them (GET /providers).
+    providers: true,
     camera: countdown > 0 ? { countdown } : true,
     screenCapture: true,
     imageEditor: true,

@@ -5,6 +5,7 @@
  */
 import { admit, rejectionSummary } from './admission.ts';
 import { importLink, type LinkImportResult } from './companion/link.ts';
+import { Providers, type ProvidersOptions } from './companion/providers.ts';
 import { Connectivity } from './connectivity.ts';
 import { Emitter } from './emitter.ts';
 import type { FerryEvents } from './events.ts';
@@ -46,6 +47,8 @@ export interface FerryOptions {
   uploader?: Uploader;
   /** The companion (`ferry` or a stock Companion) that imports links and moves remote files. */
   companionUrl?: string;
+  /** Cloud providers: token persistence and test plumbing (see `companion/providers.ts`). */
+  providerOptions?: ProvidersOptions;
   /** Uploader for files with `isRemote` (companion transfers); defaults to `uploader`. */
   remoteUploader?: Uploader;
   restrictions?: Partial<Restrictions>;
@@ -71,6 +74,8 @@ export interface FerryOptions {
 export class Ferry {
   readonly id: string;
   readonly companionUrl: string | undefined;
+  /** Clients and browsers of the companion's cloud providers (Google Drive, Instagram...). */
+  readonly providers: Providers;
   readonly #store = new Store<FerryState, Action>(initialState, reduce);
   readonly #events = new Emitter<FerryEvents>();
   readonly #index = new FileIndex();
@@ -87,6 +92,7 @@ export class Ferry {
     this.id = options.id ?? 'ferry';
     this.companionUrl = options.companionUrl;
     this.#options = options;
+    this.providers = new Providers(() => this.companionUrl, this, options.providerOptions);
     this.#restrictions = { ...noRestrictions, ...options.restrictions };
     this.#locale = resolveLocale(options.locale);
     if (options.meta) this.#store.dispatch({ type: 'meta', meta: options.meta });
@@ -377,6 +383,7 @@ export class Ferry {
       postprocess: (ids: string[]) => this.#process('postprocess', ids),
       hasPostprocessors: () => this.#processors.has('postprocess'),
       companionUrl: this.companionUrl,
+      providerClient: (id: string) => (this.companionUrl === undefined ? undefined : this.providers.client(id)),
     };
   }
 

@@ -11,7 +11,10 @@
  * throttle), `processors.ts` (pre/postprocessors), `online.ts` + `connectivity.ts` (offline
  * pauses, online resumes), `uploader.ts` (the uploader seam), `uploaders/` (tus, xhr, s3,
  * s3-multipart with its signer and XML reader, `send-xhr.ts` the XHR sender they share),
- * `companion/` (`remote.ts`: urlMeta and RemoteUploader; `link.ts`: link import), `image/`
+ * `companion/` (`remote.ts`: urlMeta and RemoteUploader; `link.ts`: link import; cloud providers:
+ * `provider.ts` the client with its token and shared refresh, `provider-login.ts` the OAuth popup
+ * with both hand-offs, `provider-walk.ts` recursive folder listing, `provider-browser.ts` the
+ * browser state, `providers.ts` the engine's registry and discovery), `image/`
  * (optional: crop/rotate/flip edits and the compression preprocessor, on a canvas).
  */
 export {
@@ -21,6 +24,43 @@ export {
   linkDescriptor,
   normaliseUrl,
 } from './companion/link.ts';
+export {
+  type LogoutAnswer,
+  ProviderAuthError,
+  ProviderClient,
+  type ProviderClientOptions,
+  type ProviderItem,
+  type ProviderPage,
+  ProviderRequestError,
+  type TokenStorage,
+  tokenKey,
+} from './companion/provider.ts';
+export {
+  type BrowserHost,
+  type BrowserState,
+  type Crumb,
+  type FolderCount,
+  ProviderBrowser,
+  type ProviderBrowserOptions,
+  providerDescriptor,
+  type SelectionSummary,
+} from './companion/provider-browser.ts';
+export {
+  type AuthMessage,
+  type AuthWindow,
+  connectUrl,
+  type LoginEnv,
+  LoginError,
+  popupLogin,
+} from './companion/provider-login.ts';
+export { type WalkedFile, type WalkOptions, walkFolder } from './companion/provider-walk.ts';
+export {
+  enabledProviders,
+  knownProviders,
+  type ProviderInfo,
+  Providers,
+  type ProvidersOptions,
+} from './companion/providers.ts';
 export {
   RemoteUploader,
   type RemoteUploaderOptions,

@@ -5,6 +5,7 @@
  * paused file stays unsettled until resumed. Single files and bundles share this bookkeeping, so
  * cancel, remove and `destroy()` stop both, and both complete through {@link Runner#succeeded}.
  */
+import type { ProviderClient } from './companion/provider.ts';
 import type { Emitter } from './emitter.ts';
 import type { FerryEvents } from './events.ts';
 import { Limiter } from './limiter.ts';
@@ -28,6 +29,8 @@ export interface EngineHost {
   hasPostprocessors(): boolean;
   /** The companion uploaders that go through one talk to. */
   readonly companionUrl: string | undefined;
+  /** The engine's provider clients, for provider files. */
+  providerClient?(id: string): ProviderClient | undefined;
 }
 
 export interface RunnerOptions {
@@ -208,6 +211,7 @@ export class Runner {
       isOnline: () => this.#host.isOnline(),
       i18n: (key: string, vars?: Record<string, string | number>) => this.#host.i18n(key, vars),
       companionUrl: this.#host.companionUrl,
+      providerClient: (id: string) => this.#host.providerClient?.(id),
     };
     const progress = (updates: ProgressUpdate[]) => {
       if (run.controller.signal.aborted) return;

@@ -39,7 +39,10 @@ export interface UploadError {
 export interface RemoteInfo {
   url?: string;
   body: Record<string, unknown>;
+  /** The provider id (`drive`...) for a file from a cloud provider. */
   providerName?: string;
+  /** The provider's key of the file: `POST /{providerName}/get/{requestPath}` (used verbatim). */
+  requestPath?: string;
   providerOptions?: Record<string, unknown>;
 }
 

@@ -1,4 +1,5 @@
 /** The seam between the engine and the ways bytes travel (tus, XHR, S3, companion...). */
+import type { ProviderClient } from './companion/provider.ts';
 import type { FilePatch } from './reducer.ts';
 import type { FerryFile, UploadError } from './types.ts';
 
@@ -20,6 +21,8 @@ export interface UploadContext {
   i18n(key: string, vars?: Record<string, string | number>): string;
   /** The engine's companion (`FerryOptions.companionUrl`), for uploaders that go through one. */
   companionUrl?: string;
+  /** The engine's client of a cloud provider (its token and refresh), for provider files. */
+  providerClient?(id: string): ProviderClient | undefined;
 }
 
 /** What {@link Uploader.cancel} gets from the engine. */

@@ -6,7 +6,8 @@
  * `dom/` (framework-free drop, folder reading, camera, screen capture, clipboard), `hooks/`
  * (useDropzone, usePageDrop, useCamera, useVirtualList),
  * `thumbnails/` (off-main-thread previews), `components/` (Dashboard and its parts),
- * `panels/` (link import, camera, screen capture, image editor), `speed.ts` (smoothed speed and ETA).
+ * `panels/` (link import, camera, screen capture, image editor), `providers/` (cloud provider
+ * panel: auth view, browser header, virtualised items, selection bar), `speed.ts` (smoothed speed and ETA).
  */
 export { AddFiles } from './components/AddFiles.tsx';
 export { Dashboard, type DashboardProps, type ExtraPanel, type Theme } from './components/Dashboard.tsx';
@@ -49,5 +50,7 @@ export { Camera, type CameraProps } from './panels/Camera.tsx';
 export { editableImage, ImageEditor, type ImageEditorOptions, type ImageEditorProps } from './panels/ImageEditor.tsx';
 export { LinkImport, type LinkImportProps } from './panels/LinkImport.tsx';
 export { ScreenCapture, type ScreenCaptureProps } from './panels/ScreenCapture.tsx';
+export { ProviderPanel, type ProviderPanelProps } from './providers/ProviderPanel.tsx';
+export { useProviderBrowser, useProviderList } from './providers/useProviderBrowser.ts';
 export { createSpeedEstimator } from './speed.ts';
 export { ThumbnailGenerator, thumbnailsFor } from './thumbnails/generator.ts';

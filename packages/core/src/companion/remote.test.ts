@@ -1,6 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
+import { fakeCompanion } from '../test/fake-companion.ts';
 import type { FerryFile } from '../types.ts';
 import type { AbortReason, UploadContext } from '../uploader.ts';
+import { ProviderClient } from './provider.ts';
 import { RemoteUploader, type SocketLike, urlMeta } from './remote.ts';
 
 class FakeSocket implements SocketLike {
@@ -78,6 +80,10 @@ function setup() {
 }
 
 const flush = () => new Promise((r) => setTimeout(r, 0));
+
+async function until(check: () => boolean) {
+  for (let i = 0; i < 50 && !check(); i++) await flush();
+}
 
 describe('RemoteUploader', () => {
   it('posts the upload body, follows the socket and resolves on success', async () => {
@@ -190,6 +196,54 @@ describe('RemoteUploader', () => {
     t.sockets[0]?.open();
     t.sockets[0]?.frame({ action: 'success', payload: { url: 'x' } });
     await run;
+  });
+});
+
+describe('provider files', () => {
+  it('POST /{p}/get/{requestPath} through the engine provider client: token header, one refresh on 401, uploader body', async () => {
+    const t = setup();
+    const fake = fakeCompanion({});
+    fake.refreshable.add('expired');
+    const client = new ProviderClient({ companionUrl: 'http://companion.test/', id: 'drive', fetch: fake.fetch });
+    client.setToken('expired');
+    const file = remoteFile({
+      source: 'drive',
+      remote: { providerName: 'drive', requestPath: 'a1%2Fb?x=1', body: { fileId: 'a1' } },
+    } as Partial<FerryFile>);
+    const run = t.uploader.upload(file, { ...t.ctx, providerClient: (id) => (id === 'drive' ? client : undefined) });
+    await until(() => t.sockets.length === 1);
+    expect(fake.calls.map((c) => [c.method, c.path, c.token])).toEqual([
+      ['POST', '/drive/get/a1%2Fb?x=1', 'expired'],
+      ['POST', '/drive/refresh-token', 'expired'],
+      ['POST', '/drive/get/a1%2Fb?x=1', 'refreshed-1'],
+    ]);
+    expect(fake.calls[2]?.body).toMatchObject({
+      fileId: 'f1',
+      protocol: 'tus',
+      endpoint: 'http://dest.test/files/',
+      size: 100,
+      metadata: { caption: 'hi', name: 'cat.png', type: 'image/png' },
+    });
+    expect(t.sockets[0]?.url).toBe('ws://companion.test/api/transfer-a1/b');
+    t.sockets[0]?.open();
+    t.sockets[0]?.frame({ action: 'success', payload: { url: 'http://dest.test/files/1' } });
+    await expect(run).resolves.toMatchObject({ uploadURL: 'http://dest.test/files/1' });
+    expect(t.fetchMock).not.toHaveBeenCalled();
+  });
+
+  it('a provider token refused for good fails the file with Authorization required, not retryable', async () => {
+    const t = setup();
+    const fake = fakeCompanion({});
+    const client = new ProviderClient({ companionUrl: 'http://companion.test', id: 'drive', fetch: fake.fetch });
+    client.setToken('revoked');
+    const file = remoteFile({ remote: { providerName: 'drive', requestPath: 'x', body: {} } } as Partial<FerryFile>);
+    const ctx = { ...t.ctx, i18n: (k: string) => (k === 'authRequired' ? 'Authorization required' : k) };
+    await expect(t.uploader.upload(file, { ...ctx, providerClient: () => client })).rejects.toMatchObject({
+      message: 'Authorization required',
+      status: 401,
+      retryable: false,
+    });
+    expect(client.token).toBeNull();
   });
 });
 

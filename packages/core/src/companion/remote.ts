@@ -14,6 +14,7 @@ import {
   UploaderError,
   type UploadResult,
 } from '../uploader.ts';
+import { ProviderAuthError, ProviderRequestError } from './provider.ts';
 
 /** What `POST /url/meta` answers. */
 export interface UrlMeta {
@@ -37,7 +38,8 @@ export interface SocketLike {
 
 export type SocketFactory = (url: string) => SocketLike;
 
-function base(companionUrl: string): string {
+/** The companion URL without trailing slashes, for joining paths. */
+export function base(companionUrl: string): string {
   return companionUrl.replace(/\/+$/, '');
 }
 
@@ -140,18 +142,36 @@ export class RemoteUploader implements Uploader {
       ...(o.httpMethod ? { httpMethod: o.httpMethod } : {}),
       ...(o.useFormData !== undefined ? { useFormData: o.useFormData } : {}),
     };
-    const path = remote.providerName
-      ? `/${remote.providerName}/get/${encodeURIComponent(String(remote.body.id ?? ''))}`
-      : '/url/get';
+    const provider = remote.providerName;
+    const client = provider === undefined ? undefined : ctx.providerClient?.(provider);
     let res: Response;
     try {
-      res = await (o.fetch ?? fetch)(`${companion}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify(body),
-        signal: ctx.signal,
-      });
+      if (provider !== undefined && client !== undefined) {
+        // Through the provider's client: its token, and one shared refresh on 401.
+        const path = `get/${remote.requestPath ?? encodeURIComponent(String(remote.body.id ?? ''))}`;
+        res = await client.request(path, { method: 'POST', body: JSON.stringify(body), signal: ctx.signal });
+      } else {
+        const path = provider
+          ? `/${provider}/get/${remote.requestPath ?? encodeURIComponent(String(remote.body.id ?? ''))}`
+          : '/url/get';
+        res = await (o.fetch ?? fetch)(`${companion}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify(body),
+          signal: ctx.signal,
+        });
+      }
     } catch (cause) {
+      if (cause instanceof ProviderAuthError) {
+        throw new UploaderError(ctx.i18n('authRequired'), { status: 401, retryable: false, cause });
+      }
+      if (cause instanceof ProviderRequestError) {
+        throw new UploaderError(cause.message, {
+          status: cause.status,
+          retryable: cause.status >= 500 || cause.status === 429,
+          cause,
+        });
+      }
       throw new UploaderError(ctx.i18n('companionError'), { cause });
     }
     const answer = (await res.json().catch(() => ({}))) as { token?: string; message?: string };

@@ -151,6 +151,26 @@ export const strings = {
   applyEdits: 'Apply',
   // The image compressor.
   compressingImages: 'Compressing images...',
+  // Cloud providers.
+  unsupportedFile: 'This file cannot be imported',
+  sharedDriveNotSelectable: 'Open the shared drive to pick its files',
+  authenticateWith: 'Please authenticate with %{provider} to select files',
+  connectTo: 'Connect to %{provider}',
+  connecting: 'Connecting...',
+  breadcrumbs: 'Breadcrumbs',
+  filterByName: 'Filter by name',
+  listView: 'List view',
+  gridView: 'Grid view',
+  logOut: 'Log out',
+  loading: 'Loading...',
+  selectAll: 'Select all',
+  selectItem: 'Select %{name}',
+  openFolder: 'Open folder %{name}',
+  emptyFolder: 'This folder is empty',
+  noMatches: 'Nothing matches the filter',
+  countingFiles: 'Counting files...',
+  xFiles: { one: '%{smart_count} file', other: '%{smart_count} files' },
+  addSelected: { one: 'Add %{smart_count} file', other: 'Add %{smart_count} files' },
 } satisfies Record<string, LocaleEntry>;
 
 /** English, left to right. */

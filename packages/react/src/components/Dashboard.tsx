@@ -12,6 +12,8 @@ import { Camera, type CameraProps } from '../panels/Camera.tsx';
 import { ImageEditor, type ImageEditorOptions } from '../panels/ImageEditor.tsx';
 import { importLinkWithToast, LinkImport } from '../panels/LinkImport.tsx';
 import { ScreenCapture, type ScreenCaptureProps } from '../panels/ScreenCapture.tsx';
+import { ProviderPanel } from '../providers/ProviderPanel.tsx';
+import { useProviderList } from '../providers/useProviderBrowser.ts';
 import { AddFiles, type SourceButton, SourceButtons } from './AddFiles.tsx';
 import { DropZone } from './DropZone.tsx';
 import { FileCard, type MetaField } from './FileCard.tsx';
@@ -53,7 +55,12 @@ export interface DashboardProps extends ModalOptions {
   metaFields?: MetaField[];
   /** Done in the complete state; by default clears the list (and closes the modal). */
   onDone?(): void;
-  /** Extra panels, e.g. cloud providers: `{ id, label, icon, render }`. */
+  /**
+   * Cloud provider sources through the engine's companion: ids (`['drive', 'instagram']`), or
+   * `true` for those the companion enables (`GET /providers`).
+   */
+  providers?: readonly string[] | boolean;
+  /** Extra panels: `{ id, label, icon, render }`. */
   panels?: ExtraPanel[];
 }
 
@@ -85,6 +92,7 @@ export function Dashboard(props: DashboardProps) {
 
 function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-theme': Theme; label: string }) {
   const { link, camera, screenCapture, imageEditor, folders = true, metaFields, panels = [] } = props;
+  const providers = useProviderList(props.providers);
   const companionUrl = typeof link === 'object' ? link.companionUrl : undefined;
   const ferry = useFerry();
   const t = useI18n();
@@ -129,6 +137,13 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
       label: t('screenCapture'),
       icon: icons.screen,
       onClick: () => setView({ kind: 'panel', id: 'screen' }),
+    });
+  for (const p of providers)
+    sources.push({
+      id: p.id,
+      label: p.name,
+      icon: icons.cloud,
+      onClick: () => setView({ kind: 'panel', id: `provider:${p.id}` }),
     });
   for (const p of panels)
     sources.push({
@@ -202,6 +217,14 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
         <Camera maxFileSize={ferry.restrictions.maxFileSize} {...(camera === true ? {} : camera)} onCaptured={main} />
       </Panel>
     );
+  } else if (view.kind === 'panel' && view.id.startsWith('provider:')) {
+    const info = providers.find((p) => `provider:${p.id}` === view.id);
+    if (info)
+      panel = (
+        <Panel name={view.id} title={info.name} onBack={main}>
+          <ProviderPanel provider={info.id} onAdded={main} />
+        </Panel>
+      );
   } else if (view.kind === 'panel') {
     const extra = panels.find((p) => p.id === view.id);
     if (extra)

@@ -43,6 +43,11 @@ export const icons = {
       <path d="M3 6h6l2 2h10v11H3z" {...stroke} />
     </Svg>
   ),
+  cloud: (
+    <Svg>
+      <path d="M7 18h10a4 4 0 0 0 .5-8A6 6 0 0 0 6 9.5 4.3 4.3 0 0 0 7 18z" {...stroke} />
+    </Svg>
+  ),
   file: (
     <Svg>
       <path d="M6 3h8l5 5v13H6zM14 3v5h5" {...stroke} />

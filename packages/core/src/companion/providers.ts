@@ -1,0 +1,120 @@
+/**
+ * The engine's providers: one {@link ProviderClient} and one {@link ProviderBrowser} per provider
+ * id, made on first use against the engine's companion, so the uploader (which sends
+ * `/{p}/get/...` with the token) and the browser share one token and one refresh. Also which
+ * providers exist: the known ones (`drive`, `instagram`) with their names and roots, and what a
+ * companion says it enables (`GET /providers` on `ferry`; a companion without that route, such
+ * as a stock Companion, enables none as far as discovery goes, so pages name them instead).
+ */
+
+import { ProviderClient, type TokenStorage } from './provider.ts';
+import { type BrowserHost, ProviderBrowser } from './provider-browser.ts';
+import type { LoginEnv } from './provider-login.ts';
+import { base, type FetchLike } from './remote.ts';
+
+/** What the widget needs to know about a provider. */
+export interface ProviderInfo {
+  id: string;
+  /** Display name: `Google Drive`. */
+  name: string;
+  /** The folder listed first: `root` (Drive), `recent` (Instagram). */
+  rootFolder: string;
+  supportsRefreshToken: boolean;
+}
+
+/** The providers the widget knows without asking (Companion's ids and roots). */
+export const knownProviders: Readonly<Record<string, ProviderInfo>> = {
+  drive: { id: 'drive', name: 'Google Drive', rootFolder: 'root', supportsRefreshToken: true },
+  // Released Companion cannot refresh Instagram tokens; `ferry` says it can in GET /providers.
+  instagram: { id: 'instagram', name: 'Instagram', rootFolder: 'recent', supportsRefreshToken: false },
+};
+
+/** Asks the companion which providers it enables; none when it cannot say. */
+export async function enabledProviders(companionUrl: string, fetchImpl: FetchLike = fetch): Promise<ProviderInfo[]> {
+  try {
+    const res = await fetchImpl(`${base(companionUrl)}/providers`, { headers: { accept: 'application/json' } });
+    if (!res.ok) return [];
+    const body = (await res.json()) as { providers?: Partial<ProviderInfo>[] };
+    if (!Array.isArray(body.providers)) return [];
+    return body.providers
+      .filter((p): p is Partial<ProviderInfo> & { id: string } => typeof p?.id === 'string' && p.id !== '')
+      .map((p) => ({
+        id: p.id,
+        name: p.name ?? knownProviders[p.id]?.name ?? p.id,
+        rootFolder: p.rootFolder ?? knownProviders[p.id]?.rootFolder ?? '',
+        supportsRefreshToken: p.supportsRefreshToken ?? knownProviders[p.id]?.supportsRefreshToken ?? true,
+      }));
+  } catch {
+    return [];
+  }
+}
+
+/** Engine-wide provider settings (`new Ferry({ providerOptions })`). */
+export interface ProvidersOptions {
+  /** Keep tokens across reloads (e.g. `localStorage`); memory only by default. */
+  storage?: TokenStorage | null;
+  fetch?: FetchLike;
+  login?: Partial<LoginEnv>;
+}
+
+export class Providers {
+  readonly #companionUrl: () => string | undefined;
+  readonly #host: BrowserHost;
+  readonly #options: ProvidersOptions;
+  readonly #info = new Map<string, ProviderInfo>();
+  readonly #clients = new Map<string, ProviderClient>();
+  readonly #browsers = new Map<string, ProviderBrowser>();
+  #discovery: Promise<ProviderInfo[]> | null = null;
+
+  constructor(companionUrl: () => string | undefined, host: BrowserHost, options: ProvidersOptions = {}) {
+    this.#companionUrl = companionUrl;
+    this.#host = host;
+    this.#options = options;
+  }
+
+  /** What the companion enables (asked once). */
+  discover(): Promise<ProviderInfo[]> {
+    const url = this.#companionUrl();
+    if (url === undefined) return Promise.resolve([]);
+    this.#discovery ??= enabledProviders(url, this.#options.fetch).then((list) => {
+      for (const info of list) if (!this.#clients.has(info.id)) this.#info.set(info.id, info);
+      return list;
+    });
+    return this.#discovery;
+  }
+
+  /** What is known about `id`: the companion's answer, else the built-in entry, else a guess. */
+  info(id: string): ProviderInfo {
+    return this.#info.get(id) ?? knownProviders[id] ?? { id, name: id, rootFolder: '', supportsRefreshToken: true };
+  }
+
+  /** The client of `id` on the engine's companion; throws when the engine has no companion. */
+  client(id: string): ProviderClient {
+    let client = this.#clients.get(id);
+    if (!client) {
+      const companionUrl = this.#companionUrl();
+      if (companionUrl === undefined) throw new Error('No companionUrl is set');
+      client = new ProviderClient({
+        companionUrl,
+        id,
+        supportsRefreshToken: this.info(id).supportsRefreshToken,
+        fetch: this.#options.fetch,
+        storage: this.#options.storage,
+        login: this.#options.login,
+      });
+      this.#clients.set(id, client);
+    }
+    return client;
+  }
+
+  /** The browser of `id` (kept, so leaving and coming back keeps the folder and selection). */
+  browser(id: string): ProviderBrowser {
+    let browser = this.#browsers.get(id);
+    if (!browser) {
+      const info = this.info(id);
+      browser = new ProviderBrowser(this.client(id), this.#host, { name: info.name, rootFolder: info.rootFolder });
+      this.#browsers.set(id, browser);
+    }
+    return browser;
+  }
+}
