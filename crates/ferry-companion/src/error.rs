@@ -40,6 +40,9 @@ pub enum CompanionError {
     /// A bug or an unexpected local failure.
     #[error("internal error")]
     Internal(String),
+    /// The provider refused the access token (expired or revoked): the client refreshes.
+    #[error("HTTP 401: invalid access token detected by Provider")]
+    ProviderUnauthorized,
     /// An unknown route parameter (a provider that is not enabled).
     #[error("{0}")]
     NotFound(String),
@@ -64,6 +67,7 @@ impl CompanionError {
             Self::SourceStatus(s) if (400..500).contains(s) => StatusCode::FAILED_DEPENDENCY,
             Self::SourceStatus(_) | Self::Unreachable(_) => StatusCode::BAD_GATEWAY,
             Self::Config(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::ProviderUnauthorized => StatusCode::UNAUTHORIZED,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::OriginNotAllowed => StatusCode::FORBIDDEN,
             Self::Provider { status, .. } => provider_status(*status),

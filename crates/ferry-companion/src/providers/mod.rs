@@ -61,7 +61,7 @@ pub enum ProviderError {
 impl From<ProviderError> for CompanionError {
     fn from(e: ProviderError) -> Self {
         match e {
-            ProviderError::Auth => CompanionError::Unauthorized("Unauthorized"),
+            ProviderError::Auth => CompanionError::ProviderUnauthorized,
             ProviderError::BadRequest(m) | ProviderError::Unsupported(m) => {
                 CompanionError::BadRequest(m)
             }
