@@ -702,3 +702,74 @@ async fn enabled_providers_are_listed_for_the_widget() {
         ]})
     );
 }
+
+#[tokio::test]
+async fn provider_imports_pause_resume_cancel_and_stall_like_link_imports() {
+    let env = start().await;
+    let data = random_bytes(2 * 1024 * 1024);
+    let id =
+        env.google
+            .state
+            .add_file("root", "slow.bin", "application/octet-stream", data.clone());
+    let login = login(&env, "drive", APP, None).await;
+    env.google.state.faults.slow_ms.store(40, Ordering::SeqCst);
+    // Pause, then resume: the tus upload goes on from its offset (a Range request to Drive).
+    let (_, answer) = post(
+        &env,
+        &format!("/drive/get/{id}"),
+        Some(&login.token),
+        tus_body(&env, "slow.bin", data.len()),
+    )
+    .await;
+    let mut ws = common::socket(&env.companion, answer["token"].as_str().expect("token")).await;
+    common::progress_at_least(&mut ws, 1).await;
+    common::send_action(&mut ws, "pause").await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    common::send_action(&mut ws, "resume").await;
+    let (last, _) = common::finish(&mut ws).await;
+    assert_eq!(last["action"], "success", "{last}");
+    let url = last["payload"]["url"].as_str().expect("url");
+    assert_eq!(sha256_hex(&common::download(url).await), sha256_hex(&data));
+    // Cancel: no success frame, the tus upload is terminated.
+    let (_, answer) = post(
+        &env,
+        &format!("/drive/get/{id}"),
+        Some(&login.token),
+        tus_body(&env, "slow.bin", data.len()),
+    )
+    .await;
+    let mut ws = common::socket(&env.companion, answer["token"].as_str().expect("token")).await;
+    common::progress_at_least(&mut ws, 1).await;
+    common::send_action(&mut ws, "cancel").await;
+    // The whole file takes about 1.3 s at this pace: watch 2.5 s for anything but progress.
+    let watch = async {
+        loop {
+            let frame = common::next_frame(&mut ws).await;
+            assert_eq!(
+                frame["action"], "progress",
+                "only progress may trail a cancel: {frame}"
+            );
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_millis(2500), watch).await;
+    // Stall: a provider that stops sending fails the transfer after the stall timeout (5 s).
+    env.google
+        .state
+        .faults
+        .slow_ms
+        .store(60_000, Ordering::SeqCst);
+    let (_, answer) = post(
+        &env,
+        &format!("/drive/get/{id}"),
+        Some(&login.token),
+        tus_body(&env, "slow.bin", data.len()),
+    )
+    .await;
+    let mut ws = common::socket(&env.companion, answer["token"].as_str().expect("token")).await;
+    let (last, _) = common::finish(&mut ws).await;
+    assert_eq!(last["action"], "error", "{last}");
+    assert_eq!(
+        last["payload"]["error"]["message"],
+        "Upload stalled for 5 seconds, aborting."
+    );
+}

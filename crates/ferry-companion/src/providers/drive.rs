@@ -17,6 +17,7 @@ use super::config::{GoogleEndpoints, OAuthApp};
 use super::{
     Download, Item, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, Revoked, Session,
 };
+use crate::egress::Egress;
 use crate::transfer::TransferError;
 use crate::transfer::source::ByteStream;
 
@@ -36,7 +37,7 @@ pub struct Drive {
     app: OAuthApp,
     endpoints: GoogleEndpoints,
     api: Api,
-    sources: reqwest::Client,
+    sources: Egress,
     oauth: OAuthSpec,
     page_size: u32,
 }
@@ -44,12 +45,7 @@ pub struct Drive {
 impl Drive {
     /// Drive with the app `app` at `endpoints`; `sources` fetches URLs Google returns
     /// (thumbnail links) under the egress policy.
-    pub fn new(
-        app: OAuthApp,
-        endpoints: GoogleEndpoints,
-        api: Api,
-        sources: reqwest::Client,
-    ) -> Self {
+    pub fn new(app: OAuthApp, endpoints: GoogleEndpoints, api: Api, sources: Egress) -> Self {
         let oauth = OAuthSpec {
             authorize_url: endpoints.auth_url.clone(),
             scopes: vec!["https://www.googleapis.com/auth/drive.readonly"],
@@ -500,9 +496,15 @@ impl Provider for Drive {
             status: 404,
             message: "This file has no thumbnail".into(),
         })?;
-        let url = url::Url::parse(link)
-            .map_err(|_| ProviderError::Unreachable("bad thumbnail link".into()))?;
-        let mut req = self.sources.get(url.clone());
+        // A URL the provider returned: held to the same egress rules as a link import.
+        let url = self
+            .sources
+            .check(link)
+            .map_err(|_| ProviderError::Status {
+                status: 400,
+                message: "URL not allowed".into(),
+            })?;
+        let mut req = self.sources.client().get(url.clone());
         // Google's thumbnail links need the user's credentials unless the file is public; never
         // send them anywhere but Google's hosts (or the configured API host).
         let api_host = url::Url::parse(&self.endpoints.api_url)

@@ -16,6 +16,7 @@ use super::config::{InstagramEndpoints, OAuthApp};
 use super::{
     Download, Item, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, Revoked, Session,
 };
+use crate::egress::Egress;
 use crate::transfer::TransferError;
 use crate::transfer::source::ByteStream;
 
@@ -28,7 +29,7 @@ pub struct Instagram {
     app: OAuthApp,
     endpoints: InstagramEndpoints,
     api: Api,
-    cdn: reqwest::Client,
+    cdn: Egress,
     oauth: OAuthSpec,
     page_size: u32,
 }
@@ -36,12 +37,7 @@ pub struct Instagram {
 impl Instagram {
     /// Instagram with the app `app` at `endpoints`; `cdn` (the egress-policed client) fetches
     /// media URLs.
-    pub fn new(
-        app: OAuthApp,
-        endpoints: InstagramEndpoints,
-        api: Api,
-        cdn: reqwest::Client,
-    ) -> Self {
+    pub fn new(app: OAuthApp, endpoints: InstagramEndpoints, api: Api, cdn: Egress) -> Self {
         let oauth = OAuthSpec {
             authorize_url: endpoints.auth_url.clone(),
             scopes: vec!["instagram_business_basic"],
@@ -130,8 +126,11 @@ impl Instagram {
             .ok_or_else(|| {
                 ProviderError::Unsupported("Instagram offers no file for this media".into())
             })?;
-        let url =
-            url::Url::parse(raw).map_err(|_| ProviderError::Unreachable("bad media URL".into()))?;
+        // A URL the provider returned: held to the same egress rules as a link import.
+        let url = self.cdn.check(raw).map_err(|_| ProviderError::Status {
+            status: 400,
+            message: "URL not allowed".into(),
+        })?;
         Ok((url, video))
     }
 }
@@ -285,7 +284,7 @@ impl Provider for Instagram {
         from: u64,
     ) -> Result<Download, ProviderError> {
         let (url, video) = self.media_url(session, id).await?;
-        let mut req = self.cdn.get(url);
+        let mut req = self.cdn.client().get(url);
         if from > 0 {
             req = req.header(RANGE, format!("bytes={from}-"));
         }
@@ -330,6 +329,7 @@ impl Provider for Instagram {
         let (url, _) = self.media_url(session, id).await?;
         let resp = self
             .cdn
+            .client()
             .get(url)
             .send()
             .await

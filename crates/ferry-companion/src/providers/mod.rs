@@ -239,7 +239,7 @@ impl Providers {
                 app.clone(),
                 config.google_endpoints.clone(),
                 client.clone(),
-                sources.client().clone(),
+                sources.clone(),
             )
             .with_page_size(config.page_size);
             map.insert(p.id(), Arc::new(p));
@@ -249,7 +249,7 @@ impl Providers {
                 app.clone(),
                 config.instagram_endpoints.clone(),
                 client.clone(),
-                sources.client().clone(),
+                sources.clone(),
             )
             .with_page_size(config.page_size);
             map.insert(p.id(), Arc::new(p));

@@ -185,21 +185,21 @@ impl Google {
         v
     }
 
-    /// The API gate: faults, then the bearer token.
-    fn gate(&self, headers: &HeaderMap) -> Result<(), Response> {
+    /// The API gate (faults, then the bearer token): the refusal, if any.
+    fn gate(&self, headers: &HeaderMap) -> Option<Response> {
         self.api_calls.fetch_add(1, Ordering::SeqCst);
         if Faults::take(&self.faults.too_many) {
-            return Err(error(429, "Rate Limit Exceeded", "rateLimitExceeded"));
+            return Some(error(429, "Rate Limit Exceeded", "rateLimitExceeded"));
         }
         if Faults::take(&self.faults.rate_limited) {
-            return Err(error(
+            return Some(error(
                 403,
                 "User Rate Limit Exceeded",
                 "userRateLimitExceeded",
             ));
         }
         if Faults::take(&self.faults.server_error) {
-            return Err(error(500, "Internal Error", "backendError"));
+            return Some(error(500, "Internal Error", "backendError"));
         }
         let token = headers
             .get(header::AUTHORIZATION)
@@ -207,9 +207,9 @@ impl Google {
             .and_then(|v| v.strip_prefix("Bearer "));
         let live = token.is_some_and(|t| lock(&self.access).contains(t));
         if !live || self.faults.expire_access.load(Ordering::SeqCst) {
-            return Err(error(401, "Invalid Credentials", "authError"));
+            return Some(error(401, "Invalid Credentials", "authError"));
         }
-        Ok(())
+        None
     }
 
     fn find(&self, id: &str) -> Option<DriveFile> {
@@ -249,7 +249,7 @@ async fn authorize(State(g): G, Query(q): Q) -> Response {
     {
         return (StatusCode::BAD_REQUEST, "invalid_request").into_response();
     }
-    if q.get("code_challenge").is_some()
+    if q.contains_key("code_challenge")
         && q.get("code_challenge_method").map(String::as_str) != Some("S256")
     {
         return (StatusCode::BAD_REQUEST, "invalid_request: only S256").into_response();
@@ -379,7 +379,7 @@ async fn revoke(
 }
 
 async fn about(State(g): G, headers: HeaderMap) -> Response {
-    if let Err(r) = g.gate(&headers) {
+    if let Some(r) = g.gate(&headers) {
         return r;
     }
     Json(json!({"user": {"emailAddress": g.email, "displayName": "Fake User"}})).into_response()
@@ -414,7 +414,7 @@ fn page_size(q: &HashMap<String, String>, default: usize, max: usize) -> usize {
 }
 
 async fn files(State(g): G, Query(q): Q, headers: HeaderMap) -> Response {
-    if let Err(r) = g.gate(&headers) {
+    if let Some(r) = g.gate(&headers) {
         return r;
     }
     let Some(filter) = q.get("q").and_then(|q| parse_q(q)) else {
@@ -452,7 +452,7 @@ async fn files(State(g): G, Query(q): Q, headers: HeaderMap) -> Response {
 }
 
 async fn file(State(g): G, Path(id): Path<String>, Query(q): Q, headers: HeaderMap) -> Response {
-    if let Err(r) = g.gate(&headers) {
+    if let Some(r) = g.gate(&headers) {
         return r;
     }
     let Some(f) = g.find(&id) else {
@@ -472,7 +472,7 @@ async fn file(State(g): G, Path(id): Path<String>, Query(q): Q, headers: HeaderM
 }
 
 async fn export(State(g): G, Path(id): Path<String>, Query(q): Q, headers: HeaderMap) -> Response {
-    if let Err(r) = g.gate(&headers) {
+    if let Some(r) = g.gate(&headers) {
         return r;
     }
     let Some(f) = g.find(&id) else {
@@ -519,7 +519,7 @@ async fn export(State(g): G, Path(id): Path<String>, Query(q): Q, headers: Heade
 }
 
 async fn drives(State(g): G, Query(q): Q, headers: HeaderMap) -> Response {
-    if let Err(r) = g.gate(&headers) {
+    if let Some(r) = g.gate(&headers) {
         return r;
     }
     let Some(start) = offset(&q) else {
@@ -541,7 +541,7 @@ async fn drives(State(g): G, Query(q): Q, headers: HeaderMap) -> Response {
 }
 
 async fn thumbnail(State(g): G, Path(id): Path<String>, headers: HeaderMap) -> Response {
-    if let Err(r) = g.gate(&headers) {
+    if let Some(r) = g.gate(&headers) {
         return r;
     }
     let id = id.split('=').next().unwrap_or("");

@@ -115,17 +115,17 @@ impl Instagram {
         v
     }
 
-    fn gate(&self, headers: &HeaderMap, q: &HashMap<String, String>) -> Result<(), Response> {
+    fn gate(&self, headers: &HeaderMap, q: &HashMap<String, String>) -> Option<Response> {
         self.api_calls.fetch_add(1, Ordering::SeqCst);
         if Faults::take(&self.faults.too_many) {
-            return Err(graph_error(
+            return Some(graph_error(
                 StatusCode::TOO_MANY_REQUESTS,
                 4,
                 "Application request limit reached",
             ));
         }
         if Faults::take(&self.faults.server_error) {
-            return Err(graph_error(
+            return Some(graph_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 2,
                 "An unexpected error has occurred",
@@ -139,13 +139,13 @@ impl Instagram {
             .or_else(|| q.get("access_token").cloned());
         let live = token.is_some_and(|t| lock(&self.long).contains(&t));
         if !live || self.faults.expire_access.load(Ordering::SeqCst) {
-            return Err(graph_error(
+            return Some(graph_error(
                 StatusCode::BAD_REQUEST,
                 190,
                 "Error validating access token: Session has expired",
             ));
         }
-        Ok(())
+        None
     }
 
     /// Whether `token` is a live long-lived token.
@@ -249,7 +249,7 @@ async fn refresh(State(ig): I, Query(q): Q) -> Response {
 }
 
 async fn me(State(ig): I, Query(q): Q, headers: HeaderMap) -> Response {
-    if let Err(r) = ig.gate(&headers, &q) {
+    if let Some(r) = ig.gate(&headers, &q) {
         return r;
     }
     Json(json!({"user_id": "17841400000000000", "id": "17841400000000000", "username": ig.username, "account_type": "BUSINESS"})).into_response()
@@ -269,7 +269,7 @@ fn uncursor(c: &str) -> Option<usize> {
 }
 
 async fn my_media(State(ig): I, Query(q): Q, headers: HeaderMap) -> Response {
-    if let Err(r) = ig.gate(&headers, &q) {
+    if let Some(r) = ig.gate(&headers, &q) {
         return r;
     }
     let start = match q.get("after") {
@@ -304,7 +304,7 @@ async fn my_media(State(ig): I, Query(q): Q, headers: HeaderMap) -> Response {
 }
 
 async fn media(State(ig): I, Path(id): Path<String>, Query(q): Q, headers: HeaderMap) -> Response {
-    if let Err(r) = ig.gate(&headers, &q) {
+    if let Some(r) = ig.gate(&headers, &q) {
         return r;
     }
     match ig.find(&id) {
