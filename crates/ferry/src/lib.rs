@@ -4,7 +4,8 @@
 //! # Layout
 //!
 //! - [`config`]: flags and environment; [`companion`]: the companion's options;
-//!   [`compat`]: Companion's `COMPANION_*` environment names mapped onto Ferry's.
+//!   [`compat`]: Companion's `COMPANION_*` environment names mapped onto Ferry's;
+//!   [`providers`]: the cloud-provider options (`--google-key`, ...).
 //! - [`ui`]: the static web page at `/`.
 //! - `s3`: `--s3-*` options -> the one bucket of the tus store and the `/s3/*` signing routes.
 //! - [`app`] builds the router; [`serve`] runs it on a listener until shutdown.
@@ -12,6 +13,7 @@
 pub mod companion;
 pub mod compat;
 pub mod config;
+pub mod providers;
 mod s3;
 mod tus_store;
 mod ui;
@@ -62,7 +64,7 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
         .merge(ferry_tus::router(tus))
         .merge(ferry_form::router(form))
         .merge(
-            ferry_companion::router(config.companion.to_config(config.listen, signing.clone()))
+            ferry_companion::router(config.companion.to_config(config.listen, signing.clone())?)
                 .map_err(std::io::Error::other)?,
         )
         .merge(s3::router(signing, &config.companion.cors_origins))
