@@ -376,6 +376,12 @@ async fn root_lists_shared_with_me_every_shared_drive_then_my_drive_in_pages() {
         (file["size"].as_u64(), file["mimeType"].as_str()),
         (Some(9), Some("text/plain"))
     );
+    // Uppy lists the root as `list/` (no id) too.
+    let (status, first) = get(&env, "/drive/list/", Some(&login.token)).await;
+    assert_eq!(
+        (status, first["items"][0]["id"].as_str()),
+        (200, Some("shared-with-me"))
+    );
     let (shared, _) = list_all(&env, "drive", "shared-with-me", &login.token).await;
     assert_eq!(shared.len(), 1);
     assert_eq!(shared[0]["name"], "from-a-friend.pdf");
