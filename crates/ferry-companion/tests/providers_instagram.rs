@@ -204,13 +204,10 @@ async fn cdn_urls_are_held_to_the_egress_policy() {
 async fn drive_import_into_s3_multipart_is_byte_exact() {
     let garage = Garage::start().await;
     let settings = S3Settings {
-        endpoint: garage.endpoint.clone(),
-        bucket: garage.bucket.clone(),
-        region: garage.region.clone(),
-        access_key: garage.access_key.clone(),
-        secret_key: garage.secret_key.clone(),
-        force_path_style: true,
-        key_prefix: "imports/".to_owned(),
+        bucket: ferry_s3::S3Bucket {
+            key_prefix: "imports/".to_owned(),
+            ..garage.bucket()
+        },
         expires: Duration::from_secs(300),
         auth_secret: None,
     };

@@ -98,7 +98,7 @@ pub async fn start_with(opts: Opts) -> Env {
         },
         upload_urls: vec![tus.endpoint(), form.server.url("/upload")],
         cors_origins: vec![APP.into(), OTHER_APP.into()],
-        secret: Some(SECRET.into()),
+        secret: Some(ferry_s3::Secret::new(SECRET)),
         retry_delays: vec![
             Duration::ZERO,
             Duration::from_millis(50),
