@@ -9,7 +9,7 @@ use crate::egress::{Egress, IpPolicy, Resolver, SystemResolver};
 use crate::error::CompanionError;
 use crate::jobs::Jobs;
 use crate::metrics::Metrics;
-use crate::oauth::handoff::Handoff;
+use crate::oauth::handoff::{AuthHandoff, LocalHandoff};
 use crate::oauth::routes::UsedNonces;
 use crate::providers::Providers;
 
@@ -28,7 +28,7 @@ struct Inner {
     jobs: Jobs,
     metrics: Metrics,
     providers: Providers,
-    handoff: Arc<Handoff>,
+    handoff: Arc<dyn AuthHandoff>,
     used_nonces: UsedNonces,
 }
 
@@ -42,6 +42,16 @@ impl AppState {
     pub fn with_resolver(
         config: CompanionConfig,
         resolver: Arc<dyn Resolver>,
+    ) -> Result<Self, CompanionError> {
+        Self::with_parts(config, resolver, Arc::new(LocalHandoff::default()))
+    }
+
+    /// State for `config` with a custom resolver and login hand-off (a shared one lets a
+    /// login's popup and socket reach different instances).
+    pub fn with_parts(
+        config: CompanionConfig,
+        resolver: Arc<dyn Resolver>,
+        handoff: Arc<dyn AuthHandoff>,
     ) -> Result<Self, CompanionError> {
         let policy = IpPolicy {
             allow_local: config.allow_local_urls,
@@ -68,7 +78,7 @@ impl AppState {
                 jobs: Jobs::default(),
                 metrics: Metrics::default(),
                 providers,
-                handoff: Arc::default(),
+                handoff,
                 used_nonces: UsedNonces::default(),
             }),
         })
@@ -99,7 +109,7 @@ impl AppState {
         &self.inner.providers
     }
     /// Login outcomes waiting for their auth socket.
-    pub fn handoff(&self) -> &Arc<Handoff> {
+    pub fn handoff(&self) -> &Arc<dyn AuthHandoff> {
         &self.inner.handoff
     }
     /// Login nonces already used on this instance.

@@ -779,3 +779,36 @@ async fn provider_imports_pause_resume_cancel_and_stall_like_link_imports() {
         "Upload stalled for 5 seconds, aborting."
     );
 }
+
+#[tokio::test]
+async fn an_access_token_expiring_mid_transfer_is_refreshed_server_side() {
+    let env = start().await;
+    let data = random_bytes(600_000);
+    let id =
+        env.google
+            .state
+            .add_file("root", "long.bin", "application/octet-stream", data.clone());
+    let login = login(&env, "drive", APP, None).await;
+    let access = session_of("drive", &login.token)["accessToken"]
+        .as_str()
+        .expect("access")
+        .to_owned();
+    env.google
+        .state
+        .faults
+        .cut_after
+        .store(200_000, Ordering::SeqCst);
+    let (status, answer) = post(
+        &env,
+        &format!("/drive/get/{id}"),
+        Some(&login.token),
+        tus_body(&env, "long.bin", data.len()),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    // The hour runs out while the first response streams: the resumed read needs a new token.
+    env.google.state.expire(&access);
+    let url = transfer(&env, answer["token"].as_str().expect("token")).await;
+    assert_eq!(sha256_hex(&common::download(&url).await), sha256_hex(&data));
+    assert!(!env.google.state.access_token_live(&access));
+}

@@ -5,10 +5,12 @@
 //! Companion checks nothing on this socket; Ferry checks the socket's `Origin` (which a page
 //! cannot forge) against the allowed origins when it opens and against the origin sealed in
 //! the login's state when the message is delivered, so a page that copied someone's
-//! `authCallbackToken` gets nothing. The message waits in the hub for a while, so a socket that
-//! connects after `/send-token` still gets it; it is delivered once.
-//! The hub is in-process: several instances need the login's popup and socket to reach the same
-//! instance (or, later, a Redis hub behind the same calls).
+//! `authCallbackToken` gets nothing. The outcome waits a while, so a socket that connects after
+//! `/send-token` still gets it; a token is delivered once.
+//!
+//! Where outcomes wait is the [`AuthHandoff`] seam: [`LocalHandoff`] keeps them in this process
+//! (the popup's `/send-token` and the page's socket must reach the same instance); a shared
+//! implementation (Redis pub/sub with a kept last message) lets them meet on any instance.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -21,39 +23,51 @@ use axum::http::HeaderMap;
 use axum::http::header::ORIGIN;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::sync::watch;
 
 use crate::error::CompanionError;
 use crate::state::AppState;
 
-/// Most logins waiting at once (sockets or undelivered messages).
-const MAX_SLOTS: usize = 10_000;
-
 /// The outcome of a login, for the page at `origin`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 pub struct Outcome {
     pub origin: String,
     /// The Uppy auth token, or `None` when the login failed.
     pub token: Option<String>,
 }
 
-type Slot = watch::Sender<Option<Outcome>>;
-
-/// Logins waiting for their socket, or sockets waiting for their login.
-#[derive(Debug, Default)]
-pub struct Handoff {
-    slots: Mutex<HashMap<String, Arc<Slot>>>,
+/// Where login outcomes wait for their auth socket.
+#[async_trait::async_trait]
+pub trait AuthHandoff: Send + Sync + std::fmt::Debug {
+    /// Posts the outcome of login `id`, kept `keep` for a socket that connects late.
+    async fn publish(&self, id: &str, outcome: Outcome, keep: Duration);
+    /// The outcome of login `id`: the kept one at once, else the next one within `wait`.
+    async fn wait(&self, id: &str, wait: Duration) -> Option<Outcome>;
+    /// Forgets login `id` (its token was delivered, or its failure reported).
+    async fn delivered(&self, id: &str);
 }
 
-impl Handoff {
-    fn slots(&self) -> MutexGuard<'_, HashMap<String, Arc<Slot>>> {
-        // A map of channels: a holder's panic cannot leave it inconsistent.
-        self.slots.lock().unwrap_or_else(|p| p.into_inner())
-    }
+/// Most logins waiting at once in one process (sockets or undelivered outcomes).
+const MAX_SLOTS: usize = 10_000;
 
-    fn slot(&self, id: &str) -> Option<Arc<Slot>> {
-        let mut slots = self.slots();
+type Slot = Arc<watch::Sender<Option<Outcome>>>;
+
+/// The in-process [`AuthHandoff`].
+#[derive(Debug, Default)]
+pub struct LocalHandoff {
+    slots: Arc<Mutex<HashMap<String, Slot>>>,
+}
+
+fn lock(slots: &Mutex<HashMap<String, Slot>>) -> MutexGuard<'_, HashMap<String, Slot>> {
+    // A map of channels: a holder's panic cannot leave it inconsistent.
+    slots.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl LocalHandoff {
+    fn slot(&self, id: &str) -> Option<Slot> {
+        let mut slots = lock(&self.slots);
         if let Some(s) = slots.get(id) {
             return Some(s.clone());
         }
@@ -65,23 +79,8 @@ impl Handoff {
         Some(s)
     }
 
-    /// Posts the outcome of login `id`; it waits `keep` for a socket.
-    pub fn publish(self: &Arc<Self>, id: &str, outcome: Outcome, keep: Duration) {
-        let Some(slot) = self.slot(id) else {
-            tracing::warn!("auth hand-off table full; outcome dropped");
-            return;
-        };
-        slot.send_replace(Some(outcome));
-        let hub = self.clone();
-        let id = id.to_owned();
-        tokio::spawn(async move {
-            tokio::time::sleep(keep).await;
-            hub.remove_if(&id, &slot);
-        });
-    }
-
-    fn remove_if(&self, id: &str, slot: &Arc<Slot>) {
-        let mut slots = self.slots();
+    fn remove_if(slots: &Mutex<HashMap<String, Slot>>, id: &str, slot: &Slot) {
+        let mut slots = lock(slots);
         if slots.get(id).is_some_and(|s| Arc::ptr_eq(s, slot)) {
             slots.remove(id);
         }
@@ -89,12 +88,52 @@ impl Handoff {
 
     /// Number of waiting logins.
     pub fn len(&self) -> usize {
-        self.slots().len()
+        lock(&self.slots).len()
     }
 
     /// Whether none waits.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[async_trait::async_trait]
+impl AuthHandoff for LocalHandoff {
+    async fn publish(&self, id: &str, outcome: Outcome, keep: Duration) {
+        let Some(slot) = self.slot(id) else {
+            tracing::warn!("auth hand-off table full; outcome dropped");
+            return;
+        };
+        slot.send_replace(Some(outcome));
+        let slots = self.slots.clone();
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            tokio::time::sleep(keep).await;
+            Self::remove_if(&slots, &id, &slot);
+        });
+    }
+
+    async fn wait(&self, id: &str, wait: Duration) -> Option<Outcome> {
+        let slot = self.slot(id)?;
+        let mut rx = slot.subscribe();
+        let outcome = tokio::time::timeout(wait, async {
+            rx.wait_for(Option::is_some)
+                .await
+                .ok()
+                .and_then(|o| o.clone())
+        })
+        .await
+        .ok()
+        .flatten();
+        if outcome.is_none() && slot.borrow().is_none() {
+            // Nothing came: forget the socket's slot unless a login filled it meanwhile.
+            Self::remove_if(&self.slots, id, &slot);
+        }
+        outcome
+    }
+
+    async fn delivered(&self, id: &str) {
+        lock(&self.slots).remove(id);
     }
 }
 
@@ -124,60 +163,35 @@ async fn upgrade(
         return CompanionError::OriginNotAllowed.into_response();
     };
     let hub = state.handoff().clone();
-    let Some(slot) = hub.slot(&id) else {
-        return CompanionError::Provider {
-            status: 503,
-            message: "Too many logins in progress".into(),
-        }
-        .into_response();
-    };
     let wait = state.config().providers.login_timeout;
     ws.max_message_size(1024)
-        .on_upgrade(move |socket| run(socket, hub, id, slot, origin, wait))
+        .on_upgrade(move |socket| run(socket, hub, id, origin, wait))
 }
 
 async fn run(
     mut socket: WebSocket,
-    hub: Arc<Handoff>,
+    hub: Arc<dyn AuthHandoff>,
     id: String,
-    slot: Arc<Slot>,
     origin: String,
     wait: Duration,
 ) {
-    let mut rx = slot.subscribe();
-    let outcome = tokio::time::timeout(wait, async {
-        rx.wait_for(Option::is_some)
-            .await
-            .ok()
-            .and_then(|o| o.clone())
-    })
-    .await
-    .ok()
-    .flatten();
-    let message = match outcome {
-        Some(Outcome {
-            origin: sealed,
-            token: Some(token),
-        }) if sealed == origin => {
-            // Delivered once: nobody else gets it.
-            hub.remove_if(&id, &slot);
-            json!({ "token": token })
-        }
-        Some(Outcome { origin: sealed, .. }) if sealed != origin => {
+    let message = match hub.wait(&id, wait).await {
+        Some(outcome) if outcome.origin != origin => {
+            // Kept for the page of the sealed origin; this socket learns nothing.
             tracing::warn!("auth socket from another origin than the login's; refused");
             json!({ "error": true })
         }
+        Some(Outcome {
+            token: Some(token), ..
+        }) => {
+            hub.delivered(&id).await;
+            json!({ "token": token })
+        }
         Some(_) => {
-            hub.remove_if(&id, &slot);
+            hub.delivered(&id).await;
             json!({ "error": true })
         }
-        None => {
-            // Nothing came: forget the socket's slot unless a login filled it meanwhile.
-            if slot.borrow().is_none() {
-                hub.remove_if(&id, &slot);
-            }
-            json!({ "error": true })
-        }
+        None => json!({ "error": true }),
     };
     let _ = socket.send(Message::Text(message.to_string().into())).await;
     let _ = socket.send(Message::Close(None)).await;
@@ -186,4 +200,47 @@ async fn run(
 /// `/api2/auth-callback/token/{id}`.
 pub fn router() -> Router<AppState> {
     Router::new().route("/api2/auth-callback/token/{id}", get(upgrade))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(token: &str) -> Outcome {
+        Outcome {
+            origin: "https://app.example".into(),
+            token: Some(token.into()),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_late_waiter_gets_the_kept_outcome_until_it_expires() {
+        let hub = LocalHandoff::default();
+        hub.publish("a", outcome("t1"), Duration::from_secs(60))
+            .await;
+        assert_eq!(
+            hub.wait("a", Duration::from_secs(1)).await,
+            Some(outcome("t1"))
+        );
+        hub.publish("b", outcome("t2"), Duration::from_secs(60))
+            .await;
+        tokio::time::sleep(Duration::from_secs(61)).await;
+        assert_eq!(hub.wait("b", Duration::from_secs(1)).await, None);
+        assert!(hub.is_empty(), "expired and timed-out slots are forgotten");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_early_waiter_gets_the_outcome_when_it_comes_and_delivery_is_once() {
+        let hub = Arc::new(LocalHandoff::default());
+        let waiter = {
+            let hub = hub.clone();
+            tokio::spawn(async move { hub.wait("c", Duration::from_secs(600)).await })
+        };
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        hub.publish("c", outcome("t3"), Duration::from_secs(60))
+            .await;
+        assert_eq!(waiter.await.expect("join"), Some(outcome("t3")));
+        hub.delivered("c").await;
+        assert_eq!(hub.wait("c", Duration::from_secs(1)).await, None);
+    }
 }

@@ -194,14 +194,17 @@ async fn redirect_back(
             if let Some(login) = login {
                 if let Some(id) = &login.t {
                     let keep = state.config().providers.handoff_keep;
-                    state.handoff().publish(
-                        id,
-                        Outcome {
-                            origin: login.o.clone(),
-                            token: None,
-                        },
-                        keep,
-                    );
+                    state
+                        .handoff()
+                        .publish(
+                            id,
+                            Outcome {
+                                origin: login.o.clone(),
+                                token: None,
+                            },
+                            keep,
+                        )
+                        .await;
                 }
             }
             let status = error.status_code();
@@ -313,14 +316,17 @@ async fn send_token(
     match &login.t {
         Some(id) => {
             let keep = state.config().providers.handoff_keep;
-            state.handoff().publish(
-                id,
-                Outcome {
-                    origin: login.o.clone(),
-                    token: Some(token),
-                },
-                keep,
-            );
+            state
+                .handoff()
+                .publish(
+                    id,
+                    Outcome {
+                        origin: login.o.clone(),
+                        token: Some(token),
+                    },
+                    keep,
+                )
+                .await;
             Ok(pages::success())
         }
         None => Ok(pages::post_message(&json!({ "token": token }), &login.o)),
