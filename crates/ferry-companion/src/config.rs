@@ -27,8 +27,8 @@ pub struct CompanionConfig {
     pub stall_timeout: Duration,
     /// How long a finished job's last frame stays available to a reconnecting socket.
     pub keep_finished: Duration,
-    /// Reserved for sealing cloud-provider tokens (shared by all instances); unused until
-    /// providers exist. Never logged.
+    /// Secret shared by all instances: seals cloud-provider tokens and login state (Companion's
+    /// format); required when a provider is enabled. Never logged.
     pub secret: Option<ferry_s3::Secret>,
     /// Bytes per tus PATCH request.
     pub tus_chunk_size: u64,
@@ -42,6 +42,8 @@ pub struct CompanionConfig {
     pub s3: Option<crate::s3::S3State>,
     /// Where transfers report the files they stored (post-finish); none by default.
     pub hooks: Arc<dyn Hooks>,
+    /// Cloud providers (Google Drive, Instagram): app keys, endpoints, timings.
+    pub providers: crate::providers::ProvidersConfig,
 }
 
 impl Default for CompanionConfig {
@@ -62,6 +64,7 @@ impl Default for CompanionConfig {
             retry_delays: [0, 1000, 3000, 5000].map(Duration::from_millis).to_vec(),
             s3: None,
             hooks: Arc::new(NoHooks),
+            providers: crate::providers::ProvidersConfig::default(),
         }
     }
 }

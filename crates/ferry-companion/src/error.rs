@@ -20,7 +20,8 @@ pub enum CompanionError {
     /// The source could not be reached or broke off.
     #[error("Failed to fetch the file")]
     Unreachable(String),
-    /// No bearer token, or one that is malformed, forged or expired.
+    /// No bearer token, or one that is malformed, forged or expired; on provider routes, no
+    /// valid Uppy auth token (missing, forged, expired, another provider's).
     #[error("{0}")]
     Unauthorized(&'static str),
     /// The token is valid, but what it names was not created under its subject.
@@ -39,6 +40,18 @@ pub enum CompanionError {
     /// A bug or an unexpected local failure.
     #[error("internal error")]
     Internal(String),
+    /// The provider refused the access token (expired or revoked): the client refreshes.
+    #[error("HTTP 401: invalid access token detected by Provider")]
+    ProviderUnauthorized,
+    /// An unknown route parameter (a provider that is not enabled).
+    #[error("{0}")]
+    NotFound(String),
+    /// A websocket from a browser origin that is not allowed.
+    #[error("Origin not allowed")]
+    OriginNotAllowed,
+    /// A provider answered this status; the message is safe to show.
+    #[error("{message}")]
+    Provider { status: u16, message: String },
 }
 
 impl CompanionError {
@@ -54,6 +67,10 @@ impl CompanionError {
             Self::SourceStatus(s) if (400..500).contains(s) => StatusCode::FAILED_DEPENDENCY,
             Self::SourceStatus(_) | Self::Unreachable(_) => StatusCode::BAD_GATEWAY,
             Self::Config(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::ProviderUnauthorized => StatusCode::UNAUTHORIZED,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::OriginNotAllowed => StatusCode::FORBIDDEN,
+            Self::Provider { status, .. } => provider_status(*status),
         }
     }
 }
@@ -80,6 +97,17 @@ impl From<ferry_s3::S3Error> for CompanionError {
             S3Error::Upstream(cause) => Self::Upstream(cause),
             S3Error::Config(message) => Self::Config(message),
         }
+    }
+}
+
+/// Companion's mapping of a provider's answer: 429 stays, other 4xx are 424, the rest 502.
+fn provider_status(status: u16) -> StatusCode {
+    match status {
+        400 => StatusCode::BAD_REQUEST,
+        429 => StatusCode::TOO_MANY_REQUESTS,
+        503 => StatusCode::SERVICE_UNAVAILABLE,
+        s if (400..500).contains(&s) => StatusCode::FAILED_DEPENDENCY,
+        _ => StatusCode::BAD_GATEWAY,
     }
 }
 

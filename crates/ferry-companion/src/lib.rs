@@ -14,6 +14,8 @@
 //! - [`transfer`]: the engine that streams a source to a destination (both behind traits).
 //! - [`metrics`]: `/metrics` in Prometheus text; [`cors`]: the CORS layer.
 //! - [`s3`]: the S3 signing routes.
+//! - [`providers`]: cloud providers (Drive, Instagram) behind one trait, and their routes.
+//! - [`oauth`]: provider login without server sessions; [`token`]: Companion's sealed tokens.
 
 pub mod allowlist;
 pub mod config;
@@ -24,9 +26,12 @@ pub mod headers;
 pub mod jobs;
 pub mod metrics;
 pub mod names;
+pub mod oauth;
+pub mod providers;
 pub mod s3;
 pub mod socket;
 pub mod state;
+pub mod token;
 pub mod transfer;
 pub mod url_get;
 pub mod url_meta;
@@ -51,6 +56,9 @@ pub fn routes(state: AppState) -> Router {
         .merge(url_get::router())
         .merge(socket::router())
         .merge(metrics::router())
+        .merge(providers::routes::router())
+        .merge(oauth::routes::router())
+        .merge(oauth::handoff::router())
         .with_state(state);
     app.layer(cors)
 }

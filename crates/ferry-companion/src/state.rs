@@ -9,6 +9,9 @@ use crate::egress::{Egress, IpPolicy, Resolver, SystemResolver};
 use crate::error::CompanionError;
 use crate::jobs::Jobs;
 use crate::metrics::Metrics;
+use crate::oauth::handoff::{AuthHandoff, LocalHandoff};
+use crate::oauth::routes::UsedNonces;
+use crate::providers::Providers;
 
 /// Cheap to clone; everything lives behind one `Arc`.
 #[derive(Clone, Debug)]
@@ -24,6 +27,9 @@ struct Inner {
     allowlist: Allowlist,
     jobs: Jobs,
     metrics: Metrics,
+    providers: Providers,
+    handoff: Arc<dyn AuthHandoff>,
+    used_nonces: UsedNonces,
 }
 
 impl AppState {
@@ -36,6 +42,16 @@ impl AppState {
     pub fn with_resolver(
         config: CompanionConfig,
         resolver: Arc<dyn Resolver>,
+    ) -> Result<Self, CompanionError> {
+        Self::with_parts(config, resolver, Arc::new(LocalHandoff::default()))
+    }
+
+    /// State for `config` with a custom resolver and login hand-off (a shared one lets a
+    /// login's popup and socket reach different instances).
+    pub fn with_parts(
+        config: CompanionConfig,
+        resolver: Arc<dyn Resolver>,
+        handoff: Arc<dyn AuthHandoff>,
     ) -> Result<Self, CompanionError> {
         let policy = IpPolicy {
             allow_local: config.allow_local_urls,
@@ -50,7 +66,8 @@ impl AppState {
             allow_local: true,
             exempt: Vec::new(),
         };
-        let destinations = Egress::new(resolver, dest_policy, false, idle)?;
+        let destinations = Egress::new(resolver.clone(), dest_policy.clone(), false, idle)?;
+        let providers = providers(&config, resolver, dest_policy, &sources, idle)?;
         let allowlist = Allowlist::new(&config.upload_urls, &config.own_origins)?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -60,6 +77,9 @@ impl AppState {
                 allowlist,
                 jobs: Jobs::default(),
                 metrics: Metrics::default(),
+                providers,
+                handoff,
+                used_nonces: UsedNonces::default(),
             }),
         })
     }
@@ -84,4 +104,38 @@ impl AppState {
     pub fn metrics(&self) -> &Metrics {
         &self.inner.metrics
     }
+    /// The enabled cloud providers.
+    pub fn providers(&self) -> &Providers {
+        &self.inner.providers
+    }
+    /// Login outcomes waiting for their auth socket.
+    pub fn handoff(&self) -> &Arc<dyn AuthHandoff> {
+        &self.inner.handoff
+    }
+    /// Login nonces already used on this instance.
+    pub fn used_nonces(&self) -> &UsedNonces {
+        &self.inner.used_nonces
+    }
+}
+
+/// The enabled providers. Their API endpoints are the operator's configuration (so, like
+/// destinations, not held to the local-address ban, and no redirects followed); URLs the
+/// providers return go through the sources client. A provider without `--secret` is refused.
+fn providers(
+    config: &CompanionConfig,
+    resolver: Arc<dyn Resolver>,
+    policy: IpPolicy,
+    sources: &Egress,
+    idle: std::time::Duration,
+) -> Result<Providers, CompanionError> {
+    if !config.providers.any_enabled() {
+        return Ok(Providers::default());
+    }
+    if config.secret.as_ref().is_none_or(|s| s.expose().is_empty()) {
+        return Err(CompanionError::Config(
+            "a cloud provider is enabled (--google-key/--instagram-key) but --secret (FERRY_SECRET) is not set: it seals provider tokens and login state".into(),
+        ));
+    }
+    let api = Egress::new(resolver, policy, false, idle)?;
+    Ok(Providers::from_config(&config.providers, &api, sources))
 }

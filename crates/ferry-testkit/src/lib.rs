@@ -5,8 +5,10 @@
 //!
 //! [`TestServer`], [`random_bytes`], [`sha256_hex`] here; [`origin`]: misbehaving origin
 //! servers, a connection-counting sink and a fail-then-recover wrapper; [`garage`]: Garage (S3);
-//! [`redis`]: `redis-server`; [`hooks`]: a recording hook receiver ([`hooks::HookReceiver`]).
+//! [`redis`]: `redis-server`; [`hooks`]: a recording hook receiver ([`hooks::HookReceiver`]);
+//! [`fake`]: fake Google (OAuth + Drive) and Instagram servers for the provider tests.
 
+pub mod fake;
 pub mod garage;
 pub mod hooks;
 pub mod origin;

@@ -24,9 +24,9 @@ pub struct CompanionArgs {
     #[arg(long, env = "FERRY_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
 
-    /// Reserved: the secret instances will share to seal cloud-provider tokens. Accepted (also
-    /// as Companion's `COMPANION_SECRET`) so Companion deployments start unchanged; nothing uses
-    /// it until providers exist. Never logged.
+    /// Secret shared by all instances (also Companion's `COMPANION_SECRET`): seals cloud-provider
+    /// tokens and login state in Companion's format; required when a provider is enabled.
+    /// Never logged.
     #[arg(long, env = "FERRY_SECRET", hide_env_values = true, value_parser = crate::config::secret)]
     pub secret: Option<ferry_s3::Secret>,
 
@@ -46,13 +46,21 @@ pub struct CompanionArgs {
     /// are allowed destinations by default [default: the listen address].
     #[arg(long, env = "FERRY_PUBLIC_URL")]
     pub public_url: Option<String>,
+
+    /// Cloud providers (Google Drive, Instagram).
+    #[command(flatten)]
+    pub providers: crate::providers::ProviderArgs,
 }
 
 impl CompanionArgs {
     /// The library settings, for a server listening on `listen`, with the bucket of
-    /// `s3-multipart` transfers when one is configured.
-    pub fn to_config(&self, listen: SocketAddr, s3: Option<S3State>) -> CompanionConfig {
-        CompanionConfig {
+    /// `s3-multipart` transfers when one is configured. Fails on half-configured providers.
+    pub fn to_config(
+        &self,
+        listen: SocketAddr,
+        s3: Option<S3State>,
+    ) -> std::io::Result<CompanionConfig> {
+        Ok(CompanionConfig {
             allow_local_urls: self.allow_local_urls,
             upload_urls: self.upload_urls.clone(),
             own_origins: own_origins(self.public_url.as_deref(), listen),
@@ -62,8 +70,12 @@ impl CompanionArgs {
             stall_timeout: Duration::from_secs(self.stall_timeout.max(1)),
             secret: self.secret.clone(),
             s3,
+            providers: self
+                .providers
+                .to_config(self.public_url.as_deref())
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
             ..CompanionConfig::default()
-        }
+        })
     }
 }
 

@@ -22,6 +22,10 @@ pub const MAPPING: &[(&str, &str)] = &[
         "COMPANION_AWS_FORCE_PATH_STYLE",
         "FERRY_S3_FORCE_PATH_STYLE",
     ),
+    ("COMPANION_GOOGLE_KEY", "FERRY_GOOGLE_KEY"),
+    ("COMPANION_GOOGLE_SECRET", "FERRY_GOOGLE_SECRET"),
+    ("COMPANION_INSTAGRAM_KEY", "FERRY_INSTAGRAM_KEY"),
+    ("COMPANION_INSTAGRAM_SECRET", "FERRY_INSTAGRAM_SECRET"),
 ];
 
 /// One variable to set: `(ferry name, value, companion name)`.
@@ -89,6 +93,10 @@ fn flag_of(var: &str) -> Option<(&'static str, bool)> {
         "FERRY_S3_ENDPOINT" => ("--s3-endpoint", false),
         "FERRY_S3_FORCE_PATH_STYLE" => ("--s3-force-path-style", true),
         "FERRY_LISTEN" => ("--listen", false),
+        "FERRY_GOOGLE_KEY" => ("--google-key", false),
+        "FERRY_GOOGLE_SECRET" => ("--google-secret", false),
+        "FERRY_INSTAGRAM_KEY" => ("--instagram-key", false),
+        "FERRY_INSTAGRAM_SECRET" => ("--instagram-secret", false),
         _ => return None,
     })
 }

@@ -5,7 +5,8 @@
 //!
 //! - [`config`]: flags and environment; [`companion`]: the companion's options;
 //!   [`hooks`]: the hook options and the one hook sender every library shares;
-//!   [`compat`]: Companion's `COMPANION_*` environment names mapped onto Ferry's.
+//!   [`compat`]: Companion's `COMPANION_*` environment names mapped onto Ferry's;
+//!   [`providers`]: the cloud-provider options (`--google-key`, ...).
 //! - [`cluster`]: `--redis-url` and friends: the Redis upload lock, `/health`'s Redis check and
 //!   the cluster figures on `/metrics`.
 //! - [`ui`]: the static web page at `/`.
@@ -17,6 +18,7 @@ pub mod companion;
 pub mod compat;
 pub mod config;
 pub mod hooks;
+pub mod providers;
 mod s3;
 mod tus_store;
 mod ui;
@@ -77,7 +79,7 @@ async fn build(config: &ServeConfig) -> std::io::Result<(Router, Option<HookSend
     .with_hooks(shared_hooks.clone());
     let companion = ferry_companion::CompanionConfig {
         hooks: shared_hooks,
-        ..config.companion.to_config(config.listen, signing.clone())
+        ..config.companion.to_config(config.listen, signing.clone())?
     };
     let health = Router::new()
         .route("/health", get(cluster::health))

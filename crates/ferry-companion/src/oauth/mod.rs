@@ -1,0 +1,59 @@
+//! The OAuth login of the cloud providers, without any server-side session: what a login must
+//! remember travels sealed (see [`crate::token`]) in the OAuth `state` (provider, nonce, the
+//! page's origin, the auth-socket id, expiry) and in a short-lived `HttpOnly` cookie (the same
+//! nonce, the PKCE verifier). Any instance sharing `--secret` can therefore finish a login
+//! another began; a forged state does not open, a state without its browser's cookie is
+//! refused, and a state is accepted once per instance (and never again anywhere once the
+//! cookie is cleared).
+//!
+//! # Layout
+//!
+//! - [`sealed`]: the sealed state, cookie and thumbnail grant; the auth-token check.
+//! - [`routes`]: `/{p}/connect`, `/{p}/redirect` (= `/{p}/callback`), `/{p}/send-token`.
+//! - [`handoff`]: the auth-callback websocket `/api2/auth-callback/token/{id}` and its hub.
+//! - [`pages`]: the small HTML pages of the popup.
+
+pub mod handoff;
+pub mod pages;
+pub mod routes;
+pub mod sealed;
+
+use axum::http::HeaderMap;
+use axum::http::header::HOST;
+
+use crate::state::AppState;
+
+/// This server's public base URL (no trailing slash): `--public-url` when set, else
+/// `http://{Host}` of the request.
+pub fn public_base(state: &AppState, headers: &HeaderMap) -> String {
+    if let Some(url) = &state.config().providers.public_url {
+        return url.trim_end_matches('/').to_owned();
+    }
+    let host = headers
+        .get(HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| {
+            h.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+        })
+        .unwrap_or("localhost");
+    format!("http://{host}")
+}
+
+/// Whether a browser page at `origin` may receive tokens: an entry of `--cors-origins` (or
+/// `*`), or one of this server's own origins.
+pub fn origin_allowed(state: &AppState, origin: &str) -> bool {
+    let origin = origin.trim_end_matches('/');
+    if origin.is_empty() || origin == "null" {
+        return false;
+    }
+    let config = state.config();
+    config
+        .cors_origins
+        .iter()
+        .any(|o| o == "*" || o == "true" || o.trim().trim_end_matches('/') == origin)
+        || config
+            .own_origins
+            .iter()
+            .any(|o| o.trim_end_matches('/') == origin)
+}

@@ -1,0 +1,209 @@
+//! The providers' shared API client: sends a request to a provider's configured endpoint,
+//! retries rate-limited answers (429, and Google's 403 `rateLimitExceeded` /
+//! `userRateLimitExceeded`) after the configured backoff, and turns any other failure into a
+//! [`ProviderError`] through the provider's own error reader.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::{RequestBuilder, Response, StatusCode};
+use serde_json::Value;
+
+use super::ProviderError;
+
+/// Reads a provider's error answer (status, body) into a [`ProviderError`].
+pub type ErrorReader = fn(u16, &[u8]) -> ProviderError;
+
+/// Largest error body read (they are small JSON documents).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// The client for providers' configured endpoints (no redirects followed).
+#[derive(Clone, Debug)]
+pub struct Api {
+    client: reqwest::Client,
+    backoff: Arc<Vec<Duration>>,
+}
+
+impl Api {
+    pub fn new(client: reqwest::Client, backoff: Vec<Duration>) -> Self {
+        Self {
+            client,
+            backoff: Arc::new(backoff),
+        }
+    }
+
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
+    /// Sends `req` (retrying rate limits) and returns a successful response.
+    pub async fn send(
+        &self,
+        req: RequestBuilder,
+        read: ErrorReader,
+    ) -> Result<Response, ProviderError> {
+        let mut waits = self.backoff.iter();
+        loop {
+            let attempt = req
+                .try_clone()
+                .ok_or_else(|| ProviderError::Unreachable("request cannot be retried".into()))?;
+            let resp = attempt
+                .send()
+                .await
+                .map_err(|e| ProviderError::Unreachable(e.to_string()))?;
+            let status = resp.status();
+            if status.is_success() {
+                return Ok(resp);
+            }
+            let body = read_capped(resp).await;
+            let limited = status == StatusCode::TOO_MANY_REQUESTS
+                || (status == StatusCode::FORBIDDEN && is_rate_limit(&body));
+            match waits.next() {
+                Some(wait) if limited => {
+                    tracing::info!(
+                        status = status.as_u16(),
+                        ?wait,
+                        "provider rate limit; backing off"
+                    );
+                    tokio::time::sleep(*wait).await;
+                }
+                _ if limited => {
+                    return Err(ProviderError::Status {
+                        status: 429,
+                        message: "The provider's rate limit was reached; try again later".into(),
+                    });
+                }
+                _ => return Err(read(status.as_u16(), &body)),
+            }
+        }
+    }
+
+    /// Sends `req` and parses the JSON answer.
+    pub async fn json(
+        &self,
+        req: RequestBuilder,
+        read: ErrorReader,
+    ) -> Result<Value, ProviderError> {
+        let resp = self.send(req, read).await?;
+        resp.json::<Value>()
+            .await
+            .map_err(|e| ProviderError::Unreachable(format!("unreadable answer: {e}")))
+    }
+}
+
+async fn read_capped(mut resp: Response) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Ok(Some(chunk)) = resp.chunk().await {
+        out.extend_from_slice(&chunk);
+        if out.len() > MAX_ERROR_BODY {
+            break;
+        }
+    }
+    out
+}
+
+fn is_rate_limit(body: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(body);
+    text.contains("rateLimitExceeded") || text.contains("userRateLimitExceeded")
+}
+
+/// `Content-Range: bytes START-END/TOTAL` -> (START, TOTAL or None for `*`).
+pub fn content_range(resp: &Response) -> Option<(u64, Option<u64>)> {
+    let value = resp
+        .headers()
+        .get(reqwest::header::CONTENT_RANGE)?
+        .to_str()
+        .ok()?;
+    let rest = value.trim().strip_prefix("bytes ")?;
+    let (range, total) = rest.split_once('/')?;
+    let (start, _) = range.split_once('-')?;
+    let total = match total.trim() {
+        "*" => None,
+        t => Some(t.parse().ok()?),
+    };
+    Some((start.trim().parse().ok()?, total))
+}
+
+/// For a download asked from byte `from`: (full length if known, bytes to skip).
+pub fn ranged(resp: &Response, from: u64) -> Result<(Option<u64>, u64), ProviderError> {
+    if resp.status() == StatusCode::PARTIAL_CONTENT && from > 0 {
+        let (start, total) = content_range(resp)
+            .ok_or_else(|| ProviderError::Unreachable("bad Content-Range".into()))?;
+        if start != from {
+            return Err(ProviderError::Unreachable("wrong range".into()));
+        }
+        Ok((total, 0))
+    } else {
+        Ok((resp.content_length(), from))
+    }
+}
+
+/// `message` of a JSON error body shaped `{"error": {"message": ...}}`, or a generic one.
+pub fn error_message(body: &[u8], status: u16) -> String {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .or_else(|| v.pointer("/error_message"))
+                .or_else(|| v.pointer("/error_description"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .map(|m| format!("HTTP {status}: {m}"))
+        .unwrap_or_else(|| format!("HTTP {status}: the provider refused the request"))
+}
+
+/// A standard OAuth token endpoint answer.
+#[derive(Debug)]
+pub struct TokenAnswer {
+    pub access_token: String,
+    pub refresh_token: Option<String>,
+}
+
+/// Parses `{access_token, refresh_token?}` (also under `data[0]`, Instagram's shape).
+pub fn token_answer(v: &Value) -> Option<TokenAnswer> {
+    let v = v.pointer("/data/0").unwrap_or(v);
+    let access_token = v.get("access_token")?.as_str()?.to_owned();
+    let refresh_token = v
+        .get("refresh_token")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Some(TokenAnswer {
+        access_token,
+        refresh_token,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn token_answers_in_both_shapes() {
+        let flat = token_answer(&json!({"access_token": "a", "refresh_token": "r"})).expect("flat");
+        assert_eq!(
+            (flat.access_token.as_str(), flat.refresh_token.as_deref()),
+            ("a", Some("r"))
+        );
+        let wrapped =
+            token_answer(&json!({"data": [{"access_token": "b", "user_id": 1}]})).expect("data");
+        assert_eq!(
+            (wrapped.access_token.as_str(), wrapped.refresh_token),
+            ("b", None)
+        );
+        assert!(token_answer(&json!({"error": "invalid_grant"})).is_none());
+    }
+
+    #[test]
+    fn error_messages_never_echo_raw_bodies() {
+        assert_eq!(
+            error_message(br#"{"error":{"message":"File not found: x."}}"#, 404),
+            "HTTP 404: File not found: x."
+        );
+        assert_eq!(
+            error_message(b"<html>secret stack</html>", 500),
+            "HTTP 500: the provider refused the request"
+        );
+    }
+}

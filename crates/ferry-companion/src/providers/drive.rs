@@ -1,0 +1,682 @@
+//! Google Drive (`drive`, Drive API v3). The root lists a virtual "Shared with me" folder and
+//! every shared drive (all pages) before the first page of My Drive; folders come first, then
+//! names; shortcuts open (or download) their target; Google Docs, Sheets, Slides and Drawings
+//! download as docx, xlsx, pptx and pdf with the matching extension; other Workspace types
+//! (Forms, Sites, ...) are listed with `custom.unsupported` instead of hidden; thumbnails are
+//! proxied through `/drive/thumbnail/{id}` because Google's links need credentials.
+
+use std::collections::BTreeMap;
+
+use futures_util::{StreamExt, TryStreamExt};
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use reqwest::header::RANGE;
+use serde_json::{Value, json};
+
+use super::api::{self, Api};
+use super::config::{GoogleEndpoints, OAuthApp};
+use super::{
+    Download, Item, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, Revoked, Session,
+};
+use crate::egress::Egress;
+use crate::transfer::TransferError;
+use crate::transfer::source::ByteStream;
+
+const FOLDER: &str = "application/vnd.google-apps.folder";
+const SHORTCUT: &str = "application/vnd.google-apps.shortcut";
+const WORKSPACE: &str = "application/vnd.google-apps.";
+/// The virtual folder of files others shared with the user.
+pub const SHARED_WITH_ME: &str = "shared-with-me";
+const FILE_FIELDS: &str = "id,name,mimeType,size,modifiedTime,thumbnailLink,imageMediaMetadata,videoMediaMetadata,shortcutDetails(targetId,targetMimeType)";
+/// Google's cap on `files.export` (403 `exportSizeLimitExceeded` above it).
+const EXPORT_LIMIT_MESSAGE: &str =
+    "This Google document is too large to be exported (Google exports at most 10 MB)";
+
+/// The Google Drive provider.
+#[derive(Debug)]
+pub struct Drive {
+    app: OAuthApp,
+    endpoints: GoogleEndpoints,
+    api: Api,
+    sources: Egress,
+    oauth: OAuthSpec,
+    page_size: u32,
+}
+
+impl Drive {
+    /// Drive with the app `app` at `endpoints`; `sources` fetches URLs Google returns
+    /// (thumbnail links) under the egress policy.
+    pub fn new(app: OAuthApp, endpoints: GoogleEndpoints, api: Api, sources: Egress) -> Self {
+        let oauth = OAuthSpec {
+            authorize_url: endpoints.auth_url.clone(),
+            scopes: vec!["https://www.googleapis.com/auth/drive.readonly"],
+            scope_separator: " ",
+            // A refresh token on every consent, not only the first one.
+            extra: vec![("access_type", "offline"), ("prompt", "consent")],
+            pkce: true,
+        };
+        Self {
+            app,
+            endpoints,
+            api,
+            sources,
+            oauth,
+            page_size: 1000,
+        }
+    }
+
+    /// Items asked per `files.list` page (1..=1000).
+    pub fn with_page_size(mut self, size: u32) -> Self {
+        self.page_size = size.clamp(1, 1000);
+        self
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!(
+            "{}/drive/v3{path}",
+            self.endpoints.api_url.trim_end_matches('/')
+        )
+    }
+
+    async fn get_json(
+        &self,
+        session: &Session,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<Value, ProviderError> {
+        let req = self
+            .api
+            .client()
+            .get(self.url(path))
+            .query(query)
+            .bearer_auth(&session.access_token);
+        self.api.json(req, google_error).await
+    }
+
+    async fn username(&self, session: &Session) -> Result<Option<String>, ProviderError> {
+        if session.username.is_some() {
+            return Ok(session.username.clone());
+        }
+        let about = self
+            .get_json(session, "/about", &[("fields", "user")])
+            .await?;
+        Ok(about
+            .pointer("/user/emailAddress")
+            .and_then(Value::as_str)
+            .map(str::to_owned))
+    }
+
+    /// Every shared drive, all pages.
+    async fn shared_drives(&self, session: &Session) -> Result<Vec<Item>, ProviderError> {
+        let mut out = Vec::new();
+        let mut token = String::new();
+        loop {
+            let mut query = vec![
+                ("pageSize", "100"),
+                ("fields", "nextPageToken,drives(id,name)"),
+            ];
+            if !token.is_empty() {
+                query.push(("pageToken", &token));
+            }
+            let page = self.get_json(session, "/drives", &query).await?;
+            for d in page
+                .get("drives")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let (Some(id), Some(name)) = (
+                    d.get("id").and_then(Value::as_str),
+                    d.get("name").and_then(Value::as_str),
+                ) else {
+                    continue;
+                };
+                let mut custom = BTreeMap::new();
+                custom.insert("isSharedDrive", json!(true));
+                out.push(folder_item(id, name, custom));
+            }
+            match page.get("nextPageToken").and_then(Value::as_str) {
+                Some(next) if !next.is_empty() => token = next.to_owned(),
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    async fn metadata(&self, session: &Session, id: &str) -> Result<Value, ProviderError> {
+        let path = format!("/files/{id}");
+        let fields = "id,name,mimeType,size,thumbnailLink,shortcutDetails(targetId,targetMimeType)";
+        let meta = self
+            .get_json(
+                session,
+                &path,
+                &[("fields", fields), ("supportsAllDrives", "true")],
+            )
+            .await?;
+        if str_of(&meta, "mimeType") == Some(SHORTCUT) {
+            let target = meta
+                .pointer("/shortcutDetails/targetId")
+                .and_then(Value::as_str)
+                .filter(|t| valid_id(t))
+                .ok_or_else(|| ProviderError::Unsupported("This shortcut has no target".into()))?;
+            let path = format!("/files/{target}");
+            return self
+                .get_json(
+                    session,
+                    &path,
+                    &[("fields", fields), ("supportsAllDrives", "true")],
+                )
+                .await;
+        }
+        Ok(meta)
+    }
+
+    fn item(&self, ctx: &ListCtx, f: &Value) -> Option<Item> {
+        let mut id = str_of(f, "id")?;
+        let mut mime = str_of(f, "mimeType").unwrap_or("application/octet-stream");
+        if mime == SHORTCUT {
+            id = f
+                .pointer("/shortcutDetails/targetId")
+                .and_then(Value::as_str)?;
+            mime = f
+                .pointer("/shortcutDetails/targetMimeType")
+                .and_then(Value::as_str)
+                .unwrap_or("application/octet-stream");
+        }
+        if !valid_id(id) {
+            return None;
+        }
+        let name = str_of(f, "name").unwrap_or("Untitled");
+        if mime == FOLDER {
+            return Some(folder_item(id, name, BTreeMap::new()));
+        }
+        let mut custom = BTreeMap::new();
+        custom.insert("isSharedDrive", json!(false));
+        if let Some(img) = f.get("imageMediaMetadata") {
+            custom.insert(
+                "imageWidth",
+                img.get("width").cloned().unwrap_or(Value::Null),
+            );
+            custom.insert(
+                "imageHeight",
+                img.get("height").cloned().unwrap_or(Value::Null),
+            );
+            custom.insert(
+                "imageRotation",
+                img.get("rotation").cloned().unwrap_or(Value::Null),
+            );
+            custom.insert(
+                "imageDateTime",
+                img.get("time").cloned().unwrap_or(Value::Null),
+            );
+        }
+        if let Some(video) = f.get("videoMediaMetadata") {
+            custom.insert(
+                "videoWidth",
+                video.get("width").cloned().unwrap_or(Value::Null),
+            );
+            custom.insert(
+                "videoHeight",
+                video.get("height").cloned().unwrap_or(Value::Null),
+            );
+            custom.insert(
+                "videoDurationMillis",
+                video.get("durationMillis").cloned().unwrap_or(Value::Null),
+            );
+        }
+        let (name, mime_type, size) = if mime.starts_with(WORKSPACE) {
+            match export_type(mime) {
+                Some((export, ext)) => (with_extension(name, ext), export.to_owned(), None),
+                None => {
+                    custom.insert("unsupported", json!(true));
+                    custom.insert("unsupportedReason", json!(unsupported_reason(mime)));
+                    (name.to_owned(), mime.to_owned(), None)
+                }
+            }
+        } else {
+            let size = f.get("size").and_then(|s| {
+                s.as_str()
+                    .and_then(|s| s.parse().ok())
+                    .or_else(|| s.as_u64())
+            });
+            (name.to_owned(), mime.to_owned(), size)
+        };
+        let thumbnail = f
+            .get("thumbnailLink")
+            .and_then(Value::as_str)
+            .map(|_| ctx.thumbnail(id));
+        let icon = thumbnail.clone().unwrap_or_else(|| {
+            if mime_type.starts_with("video/") {
+                "video"
+            } else {
+                "file"
+            }
+            .to_owned()
+        });
+        Some(Item {
+            is_folder: false,
+            icon: Some(icon),
+            id: id.to_owned(),
+            name,
+            request_path: id.to_owned(),
+            modified_date: str_of(f, "modifiedTime").map(str::to_owned),
+            mime_type: Some(mime_type),
+            size,
+            thumbnail,
+            custom,
+        })
+    }
+
+    async fn token_call(&self, form: &[(&str, &str)]) -> Result<api::TokenAnswer, ProviderError> {
+        let req = self.api.client().post(&self.endpoints.token_url).form(form);
+        let answer = self.api.json(req, google_error).await?;
+        api::token_answer(&answer)
+            .ok_or_else(|| ProviderError::Unreachable("token answer without access_token".into()))
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for Drive {
+    fn id(&self) -> &'static str {
+        "drive"
+    }
+    fn name(&self) -> &'static str {
+        "Google Drive"
+    }
+    fn root(&self) -> &'static str {
+        "root"
+    }
+    fn oauth(&self) -> &OAuthSpec {
+        &self.oauth
+    }
+    fn client_id(&self) -> &str {
+        &self.app.key
+    }
+    fn token_max_age(&self) -> i64 {
+        // Companion's MAX_AGE_REFRESH_TOKEN: 400 days.
+        400 * 24 * 3600
+    }
+    fn supports_refresh(&self) -> bool {
+        true
+    }
+
+    async fn exchange_code(
+        &self,
+        code: &str,
+        redirect_uri: &str,
+        verifier: Option<&str>,
+    ) -> Result<Session, ProviderError> {
+        let mut form = vec![
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("client_id", self.app.key.as_str()),
+            ("client_secret", self.app.secret.as_str()),
+            ("redirect_uri", redirect_uri),
+        ];
+        if let Some(v) = verifier {
+            form.push(("code_verifier", v));
+        }
+        let answer = self.token_call(&form).await?;
+        let mut session = Session {
+            access_token: answer.access_token,
+            refresh_token: answer.refresh_token,
+            ..Session::default()
+        };
+        session.username = self.username(&session).await?;
+        Ok(session)
+    }
+
+    async fn refresh(&self, session: &Session) -> Result<Session, ProviderError> {
+        let refresh = session
+            .refresh_token
+            .as_deref()
+            .ok_or(ProviderError::Auth)?;
+        let answer = self
+            .token_call(&[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", refresh),
+                ("client_id", self.app.key.as_str()),
+                ("client_secret", self.app.secret.as_str()),
+            ])
+            .await?;
+        let mut next = session.clone();
+        next.access_token = answer.access_token;
+        // Keep a rotated refresh token (Companion drops it).
+        if let Some(rotated) = answer.refresh_token {
+            next.refresh_token = Some(rotated);
+        }
+        Ok(next)
+    }
+
+    async fn revoke(&self, session: &Session) -> Result<Revoked, ProviderError> {
+        let req = self
+            .api
+            .client()
+            .post(self.endpoints.revoke_url())
+            .form(&[("token", session.access_token.as_str())]);
+        let revoked = self.api.send(req, google_error).await.is_ok();
+        Ok(Revoked {
+            revoked,
+            manual_url: None,
+        })
+    }
+
+    async fn list(
+        &self,
+        session: &Session,
+        ctx: &ListCtx,
+        path: &str,
+        cursor: Option<&str>,
+    ) -> Result<ListPage, ProviderError> {
+        let path = if path.is_empty() { "root" } else { path };
+        if !valid_id(path) {
+            return Err(ProviderError::BadRequest("Invalid folder id".into()));
+        }
+        let q = if path == SHARED_WITH_ME {
+            "sharedWithMe and trashed=false".to_owned()
+        } else {
+            format!("'{path}' in parents and trashed=false")
+        };
+        let mut items = Vec::new();
+        if path == "root" && cursor.is_none() {
+            items.push(folder_item(
+                SHARED_WITH_ME,
+                "Shared with me",
+                BTreeMap::new(),
+            ));
+            items.extend(self.shared_drives(session).await?);
+        }
+        let page_size = self.page_size.to_string();
+        let fields = format!("nextPageToken,files({FILE_FIELDS})");
+        let mut query = vec![
+            ("q", q.as_str()),
+            ("fields", fields.as_str()),
+            ("pageSize", page_size.as_str()),
+            ("orderBy", "folder,name"),
+            ("includeItemsFromAllDrives", "true"),
+            ("supportsAllDrives", "true"),
+        ];
+        if let Some(c) = cursor {
+            query.push(("pageToken", c));
+        }
+        let page = self.get_json(session, "/files", &query).await?;
+        let files = page.get("files").and_then(Value::as_array);
+        let mut listed: Vec<Item> = files
+            .into_iter()
+            .flatten()
+            .filter_map(|f| self.item(ctx, f))
+            .collect();
+        // Shortcuts to folders are files to the API's ordering: folders first again (stable).
+        listed.sort_by_key(|i| !i.is_folder);
+        items.extend(listed);
+        let next_page_path = page
+            .get("nextPageToken")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .map(|t| format!("{path}?cursor={}", utf8_percent_encode(t, NON_ALPHANUMERIC)));
+        Ok(ListPage {
+            username: self.username(session).await?,
+            items,
+            next_page_path,
+        })
+    }
+
+    async fn download(
+        &self,
+        session: &Session,
+        id: &str,
+        from: u64,
+    ) -> Result<Download, ProviderError> {
+        if !valid_id(id) || id == "root" || id == SHARED_WITH_ME {
+            return Err(ProviderError::BadRequest("Invalid file id".into()));
+        }
+        let meta = self.metadata(session, id).await?;
+        let id = str_of(&meta, "id").filter(|i| valid_id(i)).unwrap_or(id);
+        let mime = str_of(&meta, "mimeType").unwrap_or("");
+        let name = str_of(&meta, "name").unwrap_or("file");
+        if mime == FOLDER {
+            return Err(ProviderError::Unsupported(
+                "A folder cannot be downloaded; open it and pick its files".into(),
+            ));
+        }
+        let (resp, name, size_hint) = if mime.starts_with(WORKSPACE) {
+            let (export, ext) = export_type(mime)
+                .ok_or_else(|| ProviderError::Unsupported(unsupported_reason(mime)))?;
+            let req = self
+                .api
+                .client()
+                .get(self.url(&format!("/files/{id}/export")))
+                .query(&[("mimeType", export), ("supportsAllDrives", "true")])
+                .bearer_auth(&session.access_token);
+            (
+                self.api.send(req, google_error).await?,
+                with_extension(name, ext),
+                None,
+            )
+        } else {
+            let mut req = self
+                .api
+                .client()
+                .get(self.url(&format!("/files/{id}")))
+                .query(&[("alt", "media"), ("supportsAllDrives", "true")])
+                .bearer_auth(&session.access_token);
+            if from > 0 {
+                req = req.header(RANGE, format!("bytes={from}-"));
+            }
+            let size = meta
+                .get("size")
+                .and_then(|s| s.as_str().and_then(|s| s.parse().ok()));
+            (
+                self.api.send(req, google_error).await?,
+                name.to_owned(),
+                size,
+            )
+        };
+        let (total, skip) = api::ranged(&resp, from)?;
+        let stream = resp
+            .bytes_stream()
+            .map_err(|e| TransferError::Retryable(format!("provider: {e}")))
+            .boxed();
+        Ok(Download {
+            stream,
+            skip,
+            size: total.or(size_hint),
+            name: Some(name),
+        })
+    }
+
+    async fn thumbnail(
+        &self,
+        session: &Session,
+        id: &str,
+    ) -> Result<(String, ByteStream), ProviderError> {
+        if !valid_id(id) {
+            return Err(ProviderError::BadRequest("Invalid file id".into()));
+        }
+        let meta = self.metadata(session, id).await?;
+        let link = str_of(&meta, "thumbnailLink").ok_or_else(|| ProviderError::Status {
+            status: 404,
+            message: "This file has no thumbnail".into(),
+        })?;
+        // A URL the provider returned: held to the same egress rules as a link import.
+        let url = self
+            .sources
+            .check(link)
+            .map_err(|_| ProviderError::Status {
+                status: 400,
+                message: "URL not allowed".into(),
+            })?;
+        let mut req = self.sources.client().get(url.clone());
+        // Google's thumbnail links need the user's credentials unless the file is public; never
+        // send them anywhere but Google's hosts (or the configured API host).
+        let api_host = url::Url::parse(&self.endpoints.api_url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned));
+        let host = url.host_str().unwrap_or("");
+        if host.ends_with(".googleusercontent.com") || Some(host) == api_host.as_deref() {
+            req = req.bearer_auth(&session.access_token);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| ProviderError::Unreachable(e.to_string()))?;
+        if !resp.status().is_success() {
+            return Err(ProviderError::Status {
+                status: resp.status().as_u16(),
+                message: "Could not load the thumbnail".into(),
+            });
+        }
+        let kind = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        let stream = resp
+            .bytes_stream()
+            .map_err(|e| TransferError::Retryable(format!("provider: {e}")))
+            .boxed();
+        Ok((kind, stream))
+    }
+}
+
+fn folder_item(id: &str, name: &str, custom: BTreeMap<&'static str, Value>) -> Item {
+    Item {
+        is_folder: true,
+        icon: Some("folder".into()),
+        id: id.to_owned(),
+        name: name.to_owned(),
+        request_path: id.to_owned(),
+        modified_date: None,
+        mime_type: Some(FOLDER.into()),
+        size: None,
+        thumbnail: None,
+        custom,
+    }
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// Drive ids (and `root`, `shared-with-me`) are URL-safe base64 characters; anything else is
+/// refused before it reaches a query or a path.
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 256
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The download format and extension of a Workspace type that has one.
+fn export_type(mime: &str) -> Option<(&'static str, &'static str)> {
+    Some(match mime.strip_prefix(WORKSPACE)? {
+        "document" => (
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            "docx",
+        ),
+        "spreadsheet" => (
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            "xlsx",
+        ),
+        "presentation" => (
+            "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+            "pptx",
+        ),
+        "drawing" => ("application/pdf", "pdf"),
+        _ => return None,
+    })
+}
+
+fn unsupported_reason(mime: &str) -> String {
+    let kind = match mime.strip_prefix(WORKSPACE).unwrap_or("") {
+        "form" => "Google Forms",
+        "site" => "Google Sites",
+        "map" => "Google My Maps",
+        "jam" => "Jamboards",
+        "vid" => "Google Vids",
+        "script" => "Apps Script projects",
+        _ => "Files of this type",
+    };
+    format!("{kind} cannot be downloaded from Google Drive")
+}
+
+fn with_extension(name: &str, ext: &str) -> String {
+    if name.to_ascii_lowercase().ends_with(&format!(".{ext}")) {
+        name.to_owned()
+    } else {
+        format!("{name}.{ext}")
+    }
+}
+
+/// Google's errors: 401 and `invalid_grant` are auth errors; the export cap gets a readable
+/// message; everything else carries Google's message.
+fn google_error(status: u16, body: &[u8]) -> ProviderError {
+    let text = String::from_utf8_lossy(body);
+    if status == 401 || (status == 400 && text.contains("invalid_grant")) {
+        return ProviderError::Auth;
+    }
+    if text.contains("exportSizeLimitExceeded") {
+        return ProviderError::Status {
+            status,
+            message: EXPORT_LIMIT_MESSAGE.into(),
+        };
+    }
+    ProviderError::Status {
+        status,
+        message: api::error_message(body, status),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_with_path_or_query_tricks_are_refused() {
+        for ok in ["root", "shared-with-me", "1AbC_d-9"] {
+            assert!(valid_id(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "..",
+            "a/b",
+            "a'b",
+            "a b",
+            "x%2F",
+            "a?b",
+            "é",
+            &"a".repeat(257),
+        ] {
+            assert!(!valid_id(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn workspace_files_get_their_export_extension_once() {
+        assert_eq!(
+            export_type("application/vnd.google-apps.presentation").map(|e| e.1),
+            Some("pptx")
+        );
+        assert_eq!(
+            export_type("application/vnd.google-apps.drawing").map(|e| e.1),
+            Some("pdf")
+        );
+        assert_eq!(export_type("application/vnd.google-apps.form"), None);
+        assert_eq!(with_extension("Report", "docx"), "Report.docx");
+        assert_eq!(with_extension("Report.DOCX", "docx"), "Report.DOCX");
+    }
+
+    #[test]
+    fn google_errors_map_to_auth_or_readable_messages() {
+        assert!(matches!(google_error(401, b"{}"), ProviderError::Auth));
+        assert!(matches!(
+            google_error(400, br#"{"error":"invalid_grant"}"#),
+            ProviderError::Auth
+        ));
+        let e = google_error(
+            403,
+            br#"{"error":{"errors":[{"reason":"exportSizeLimitExceeded"}],"message":"x"}}"#,
+        );
+        assert_eq!(e.to_string(), EXPORT_LIMIT_MESSAGE);
+    }
+}

@@ -1,0 +1,229 @@
+//! The provider routes a signed-in client calls, on Companion's paths and shapes:
+//! `GET /{p}/list/{path?}?cursor=`, `POST /{p}/get/{id}`, `GET /{p}/logout`,
+//! `POST /{p}/refresh-token`, `GET /{p}/thumbnail/{id}`, plus `GET /providers` (which
+//! providers this server enables, for the widget). An unknown or disabled provider is 404.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+use super::source::ProviderSource;
+use super::{ListCtx, Provider};
+use crate::error::CompanionError;
+use crate::oauth::public_base;
+use crate::oauth::sealed::{self, ThumbGrant};
+use crate::state::AppState;
+use crate::token;
+use crate::transfer::request::{TransferRequest, UploadBody};
+
+type Params = Query<HashMap<String, String>>;
+
+/// How long thumbnail links stay valid.
+const THUMBNAIL_TTL: i64 = 3600;
+
+fn provider(state: &AppState, p: &str) -> Result<Arc<dyn Provider>, CompanionError> {
+    state
+        .providers()
+        .get(p)
+        .ok_or_else(|| CompanionError::NotFound("Unknown provider".into()))
+}
+
+fn token_of<'a>(headers: &'a HeaderMap, q: &'a HashMap<String, String>) -> Option<&'a str> {
+    sealed::request_token(headers, q.get("uppyAuthToken").map(String::as_str))
+}
+
+async fn list_root(
+    State(state): State<AppState>,
+    Path(p): Path<String>,
+    q: Params,
+    headers: HeaderMap,
+) -> Result<Response, CompanionError> {
+    list(state, p, String::new(), q.0, headers).await
+}
+
+async fn list_path(
+    State(state): State<AppState>,
+    Path((p, path)): Path<(String, String)>,
+    q: Params,
+    headers: HeaderMap,
+) -> Result<Response, CompanionError> {
+    list(state, p, path, q.0, headers).await
+}
+
+async fn list(
+    state: AppState,
+    p: String,
+    path: String,
+    q: HashMap<String, String>,
+    headers: HeaderMap,
+) -> Result<Response, CompanionError> {
+    let provider = provider(&state, &p)?;
+    let session = sealed::verify(&state, &p, token_of(&headers, &q))?;
+    let grant = sealed::seal(
+        sealed::secret(&state)?,
+        &ThumbGrant {
+            k: "thumb".into(),
+            p: p.clone(),
+            a: session.access_token.clone(),
+            e: token::now() + THUMBNAIL_TTL,
+        },
+    );
+    let ctx = ListCtx {
+        thumbnail_base: format!("{}/{p}/thumbnail/", public_base(&state, &headers)),
+        thumbnail_query: format!("?t={grant}"),
+    };
+    let cursor = q
+        .get("cursor")
+        .map(String::as_str)
+        .filter(|c| !c.is_empty());
+    if cursor.is_some_and(|c| c.len() > 4096) {
+        return Err(CompanionError::BadRequest("Invalid cursor".into()));
+    }
+    let page = provider.list(&session, &ctx, &path, cursor).await?;
+    Ok(Json(page).into_response())
+}
+
+async fn get_file(
+    State(state): State<AppState>,
+    Path((p, id)): Path<(String, String)>,
+    Query(q): Params,
+    headers: HeaderMap,
+    body: Result<Json<UploadBody>, JsonRejection>,
+) -> Result<Json<Value>, CompanionError> {
+    let provider = provider(&state, &p)?;
+    let Json(body) = body.map_err(|_| CompanionError::BadRequest("Invalid request body".into()))?;
+    let session = sealed::verify(&state, &p, token_of(&headers, &q))?;
+    // Open the download before answering: a refused access token is a 401 now, which is what
+    // makes the client refresh and retry.
+    let source = ProviderSource::open_first(provider, session, &id).await?;
+    let request = TransferRequest::from_body(&state, Box::new(source), body)?;
+    let (token, job) = state.jobs().create();
+    tokio::spawn(crate::transfer::run_job(
+        state.clone(),
+        token.clone(),
+        job,
+        request,
+    ));
+    Ok(Json(json!({ "token": token })))
+}
+
+async fn logout(
+    State(state): State<AppState>,
+    Path(p): Path<String>,
+    Query(q): Params,
+    headers: HeaderMap,
+) -> Result<Json<Value>, CompanionError> {
+    let provider = provider(&state, &p)?;
+    // A bad token is tolerated: the client drops its copy either way.
+    let Ok(session) = sealed::verify(&state, &p, token_of(&headers, &q)) else {
+        return Ok(Json(json!({ "ok": true, "revoked": false })));
+    };
+    let revoked = provider.revoke(&session).await?;
+    let mut answer = json!({ "ok": true, "revoked": revoked.revoked });
+    if let Some(url) = revoked.manual_url {
+        answer["manual_revoke_url"] = json!(url);
+    }
+    Ok(Json(answer))
+}
+
+async fn refresh_token(
+    State(state): State<AppState>,
+    Path(p): Path<String>,
+    Query(q): Params,
+    headers: HeaderMap,
+) -> Result<Json<Value>, CompanionError> {
+    let provider = provider(&state, &p)?;
+    let session = sealed::verify(&state, &p, token_of(&headers, &q))?;
+    if !provider.supports_refresh() {
+        return Err(CompanionError::Unauthorized("Unauthorized"));
+    }
+    let fresh = provider.refresh(&session).await?;
+    let token = token::issue(
+        sealed::secret(&state)?,
+        &p,
+        fresh.to_value(),
+        token::now(),
+        provider.token_max_age(),
+    );
+    Ok(Json(json!({ "uppyAuthToken": token })))
+}
+
+async fn thumbnail(
+    State(state): State<AppState>,
+    Path((p, id)): Path<(String, String)>,
+    Query(q): Params,
+    headers: HeaderMap,
+) -> Result<Response, CompanionError> {
+    let provider = provider(&state, &p)?;
+    let secret = sealed::secret(&state)?;
+    let from_grant = q
+        .get("t")
+        .and_then(|t| sealed::open::<ThumbGrant>(secret, t))
+        .filter(|g| g.k == "thumb" && g.p == p && g.e > token::now())
+        .map(|g| super::Session {
+            access_token: g.a,
+            ..super::Session::default()
+        });
+    let session = match from_grant {
+        Some(s) => s,
+        None => sealed::verify(&state, &p, token_of(&headers, &q))?,
+    };
+    let (kind, stream) = provider.thumbnail(&session, &id).await?;
+    // Only images are served from this origin: anything else could be a page in our name.
+    let kind = HeaderValue::from_str(&kind)
+        .ok()
+        .filter(|k| k.as_bytes().starts_with(b"image/"))
+        .ok_or_else(|| CompanionError::Provider {
+            status: 502,
+            message: "The thumbnail is not an image".into(),
+        })?;
+    let mut resp = Body::from_stream(stream).into_response();
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, kind);
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, max-age=3600"),
+    );
+    h.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    Ok(resp)
+}
+
+async fn enabled(State(state): State<AppState>) -> Json<Value> {
+    let list: Vec<Value> = state
+        .providers()
+        .iter()
+        .map(|p| {
+            json!({
+                "id": p.id(),
+                "name": p.name(),
+                "rootFolder": p.root(),
+                "supportsRefreshToken": p.supports_refresh(),
+            })
+        })
+        .collect();
+    Json(json!({ "providers": list }))
+}
+
+/// The provider routes.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/providers", get(enabled))
+        .route("/{provider}/list", get(list_root))
+        .route("/{provider}/list/", get(list_root))
+        .route("/{provider}/list/{*path}", get(list_path))
+        .route("/{provider}/get/{*id}", post(get_file))
+        .route("/{provider}/logout", get(logout).post(logout))
+        .route("/{provider}/refresh-token", post(refresh_token))
+        .route("/{provider}/thumbnail/{*id}", get(thumbnail))
+}

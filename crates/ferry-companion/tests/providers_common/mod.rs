@@ -1,0 +1,290 @@
+//! Shared setup of the provider contract tests: the companion with Drive and Instagram enabled
+//! against the testkit's fake Google and Instagram (loopback exempted from the egress ban
+//! through `exempt_ips`, as the configuration allows), real tus and form destinations, a
+//! cookie-carrying walk through the OAuth login, and the auth-callback socket.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use ferry_companion::egress::StaticResolver;
+use ferry_companion::providers::ProvidersConfig;
+use ferry_companion::providers::config::{GoogleEndpoints, InstagramEndpoints, OAuthApp};
+use ferry_companion::{AppState, CompanionConfig};
+use ferry_testkit::TestServer;
+use ferry_testkit::fake::google::FakeGoogle;
+use ferry_testkit::fake::instagram::FakeInstagram;
+use futures_util::StreamExt;
+use reqwest::header::{COOKIE, LOCATION, ORIGIN, SET_COOKIE};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+use crate::common::{FormDest, Socket, TusDest};
+
+pub const SECRET: &str = "provider-test-secret";
+pub const APP: &str = "https://app.example";
+pub const OTHER_APP: &str = "https://other.example";
+
+pub struct Env {
+    pub google: FakeGoogle,
+    pub ig: FakeInstagram,
+    pub tus: TusDest,
+    pub form: FormDest,
+    pub companion: TestServer,
+    pub http: reqwest::Client,
+}
+
+/// Options of [`start`].
+pub struct Opts {
+    /// Exempt loopback from the egress ban (the fakes' CDN URLs are on loopback).
+    pub exempt_loopback: bool,
+    /// Extra settings (an S3 bucket).
+    pub s3: Option<ferry_companion::s3::S3State>,
+}
+
+impl Default for Opts {
+    fn default() -> Self {
+        Self {
+            exempt_loopback: true,
+            s3: None,
+        }
+    }
+}
+
+pub async fn start() -> Env {
+    start_with(Opts::default()).await
+}
+
+pub async fn start_with(opts: Opts) -> Env {
+    let google = FakeGoogle::start("google-client", "google-secret").await;
+    let ig = FakeInstagram::start("ig-client", "ig-secret").await;
+    let tus = TusDest::start().await;
+    let form = FormDest::start().await;
+    let providers = ProvidersConfig {
+        google: Some(OAuthApp {
+            key: "google-client".into(),
+            secret: "google-secret".into(),
+        }),
+        google_endpoints: GoogleEndpoints {
+            auth_url: google.auth_url(),
+            token_url: google.token_url(),
+            api_url: google.api_url(),
+        },
+        instagram: Some(OAuthApp {
+            key: "ig-client".into(),
+            secret: "ig-secret".into(),
+        }),
+        instagram_endpoints: InstagramEndpoints {
+            auth_url: ig.auth_url(),
+            token_url: ig.token_url(),
+            graph_url: ig.graph_url(),
+        },
+        page_size: 5,
+        backoff: vec![
+            Duration::from_millis(10),
+            Duration::from_millis(20),
+            Duration::from_millis(40),
+        ],
+        ..ProvidersConfig::default()
+    };
+    let config = CompanionConfig {
+        allow_local_urls: false,
+        exempt_ips: if opts.exempt_loopback {
+            vec!["127.0.0.1".parse().expect("ip")]
+        } else {
+            Vec::new()
+        },
+        upload_urls: vec![tus.endpoint(), form.server.url("/upload")],
+        cors_origins: vec![APP.into(), OTHER_APP.into()],
+        secret: Some(ferry_s3::Secret::new(SECRET)),
+        retry_delays: vec![
+            Duration::ZERO,
+            Duration::from_millis(50),
+            Duration::from_millis(100),
+        ],
+        stall_timeout: Duration::from_secs(5),
+        s3: opts.s3,
+        providers,
+        ..CompanionConfig::default()
+    };
+    let state =
+        AppState::with_resolver(config, Arc::new(StaticResolver::default())).expect("valid config");
+    let companion = TestServer::start(ferry_companion::routes(state)).await;
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    Env {
+        google,
+        ig,
+        tus,
+        form,
+        companion,
+        http,
+    }
+}
+
+/// Uppy's `state` parameter: base64 of `{"origin": ...}`.
+pub fn uppy_state(origin: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(json!({ "origin": origin }).to_string())
+}
+
+fn location(resp: &reqwest::Response) -> String {
+    resp.headers()
+        .get(LOCATION)
+        .and_then(|l| l.to_str().ok())
+        .unwrap_or_else(|| panic!("no Location on {}", resp.status()))
+        .to_owned()
+}
+
+/// One walk through a login.
+pub struct Login {
+    /// The Uppy auth token.
+    pub token: String,
+    /// The provider's redirect back to `/{p}/redirect` (for replays).
+    pub redirect_url: String,
+    /// The login cookie (`name=value`).
+    pub cookie: String,
+    /// The `/send-token` page.
+    pub page: String,
+}
+
+/// Walks `/connect` -> provider -> `/redirect` -> `/send-token` like a browser.
+pub async fn login(env: &Env, p: &str, origin: &str, socket_id: Option<&str>) -> Login {
+    let mut connect = format!("/{p}/connect?uppyVersions=&state={}", uppy_state(origin));
+    if let Some(id) = socket_id {
+        connect.push_str(&format!("&authCallbackToken={id}"));
+    }
+    let r = env
+        .http
+        .get(env.companion.url(&connect))
+        .send()
+        .await
+        .expect("connect");
+    assert_eq!(r.status(), 302, "connect");
+    let cookie = r
+        .headers()
+        .get(SET_COOKIE)
+        .and_then(|c| c.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .expect("login cookie")
+        .to_owned();
+    let r = env.http.get(location(&r)).send().await.expect("authorize");
+    assert_eq!(r.status(), 302, "authorize: {:?}", r.text().await);
+    let redirect_url = location(&r);
+    let r = env
+        .http
+        .get(&redirect_url)
+        .header(COOKIE, &cookie)
+        .send()
+        .await
+        .expect("redirect");
+    assert_eq!(r.status(), 302, "redirect: {:?}", r.text().await);
+    let send_token = location(&r);
+    let token = url::Url::parse(&send_token)
+        .expect("send-token url")
+        .query_pairs()
+        .find(|(k, _)| k == "uppyAuthToken")
+        .map(|(_, v)| v.into_owned())
+        .expect("uppyAuthToken");
+    let r = env.http.get(&send_token).send().await.expect("send-token");
+    assert_eq!(r.status(), 200, "send-token");
+    let page = r.text().await.expect("page");
+    Login {
+        token,
+        redirect_url,
+        cookie,
+        page,
+    }
+}
+
+/// Opens the auth-callback socket `id` with the browser origin `origin`.
+pub async fn auth_socket(env: &Env, id: &str, origin: &str) -> Result<Socket, u16> {
+    let url = format!("ws://{}/api2/auth-callback/token/{id}", env.companion.addr);
+    let mut req = url.into_client_request().expect("request");
+    req.headers_mut()
+        .insert(ORIGIN, origin.parse().expect("origin"));
+    match tokio_tungstenite::connect_async(req).await {
+        Ok((ws, _)) => Ok(ws),
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => Err(resp.status().as_u16()),
+        Err(e) => panic!("auth socket: {e}"),
+    }
+}
+
+/// The first text message of a socket, as JSON.
+pub async fn first_message(ws: &mut Socket) -> Value {
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .expect("a message in time")
+            .expect("socket open")
+            .expect("frame");
+        if let Message::Text(t) = msg {
+            return serde_json::from_str(t.as_str()).expect("json");
+        }
+    }
+}
+
+/// `GET` with the auth token: (status, JSON).
+pub async fn get(env: &Env, path: &str, token: Option<&str>) -> (u16, Value) {
+    let mut req = env.http.get(env.companion.url(path));
+    if let Some(t) = token {
+        req = req.header("uppy-auth-token", t);
+    }
+    let r = req.send().await.expect("request");
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+/// `POST` JSON with the auth token: (status, JSON).
+pub async fn post(env: &Env, path: &str, token: Option<&str>, body: Value) -> (u16, Value) {
+    let mut req = env.http.post(env.companion.url(path)).json(&body);
+    if let Some(t) = token {
+        req = req.header("uppy-auth-token", t);
+    }
+    let r = req.send().await.expect("request");
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+/// Every page of `/{p}/list/{path}`, following `nextPagePath` to the end.
+pub async fn list_all(env: &Env, p: &str, path: &str, token: &str) -> (Vec<Value>, usize) {
+    let mut items = Vec::new();
+    let mut next = Some(path.to_owned());
+    let mut pages = 0;
+    while let Some(path) = next {
+        let (status, page) = get(env, &format!("/{p}/list/{path}"), Some(token)).await;
+        assert_eq!(status, 200, "{page}");
+        assert!(
+            page["username"].is_string(),
+            "username on every page: {page}"
+        );
+        items.extend(page["items"].as_array().expect("items").iter().cloned());
+        next = page["nextPagePath"].as_str().map(str::to_owned);
+        pages += 1;
+        assert!(pages < 1000, "paging never ends");
+    }
+    (items, pages)
+}
+
+/// The provider session inside an Uppy auth token.
+pub fn session_of(p: &str, token: &str) -> Value {
+    ferry_companion::token::verify(SECRET.as_bytes(), p, token, ferry_companion::token::now())
+        .expect("valid token")
+}
+
+/// Tus body for a provider import.
+pub fn tus_body(env: &Env, name: &str, size: usize) -> Value {
+    json!({"fileId": "x", "protocol": "tus", "endpoint": env.tus.endpoint(), "size": size,
+        "metadata": {"name": name, "type": "application/octet-stream"}, "headers": {}})
+}
+
+/// Runs a transfer to the end: the success frame's upload URL.
+pub async fn transfer(env: &Env, token: &str) -> String {
+    let mut ws = crate::common::socket(&env.companion, token).await;
+    let (last, _) = crate::common::finish(&mut ws).await;
+    assert_eq!(last["action"], "success", "{last}");
+    last["payload"]["url"].as_str().expect("url").to_owned()
+}

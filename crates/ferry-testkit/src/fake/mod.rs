@@ -1,0 +1,142 @@
+//! In-process fakes of Google (OAuth + Drive v3) and Instagram (Instagram Login + Graph), speaking
+//! the documented wire shapes on `127.0.0.1:0`, with fault switches (expired access tokens,
+//! revoked refresh tokens, 429 and 403 rate limits, 500s, slow and cut download bodies), so the
+//! production provider code is what the tests run.
+//!
+//! # Layout
+//!
+//! [`Faults`] and the download body helper here; [`google`]: [`google::FakeGoogle`];
+//! [`instagram`]: [`instagram::FakeInstagram`].
+
+pub mod google;
+pub mod instagram;
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use rand::RngCore;
+
+/// Fault switches shared by the fakes' API routes.
+#[derive(Debug, Default)]
+pub struct Faults {
+    /// Every access token is refused (as if expired).
+    pub expire_access: AtomicBool,
+    /// Every refresh is refused (`invalid_grant`).
+    pub revoke_refresh: AtomicBool,
+    /// Refreshes return a new refresh token and retire the old one.
+    pub rotate_refresh: AtomicBool,
+    /// The next N API calls answer 429.
+    pub too_many: AtomicU32,
+    /// The next N API calls answer Google's 403 `userRateLimitExceeded`.
+    pub rate_limited: AtomicU32,
+    /// The next N API calls answer 500.
+    pub server_error: AtomicU32,
+    /// Milliseconds slept before each 64 KiB of a download body.
+    pub slow_ms: AtomicU64,
+    /// The next download body breaks off after this many bytes (0: off; one-shot).
+    pub cut_after: AtomicU64,
+}
+
+impl Faults {
+    /// Takes one unit of a counted fault.
+    pub fn take(counter: &AtomicU32) -> bool {
+        counter
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+    }
+}
+
+/// A random lowercase hex string of `n` bytes.
+pub fn random_hex(n: usize) -> String {
+    let mut raw = vec![0u8; n];
+    rand::rng().fill_bytes(&mut raw);
+    raw.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A `302 Found` to `location` (what OAuth servers answer).
+pub fn found(location: &str) -> Response {
+    (StatusCode::FOUND, [(header::LOCATION, location.to_owned())]).into_response()
+}
+
+/// The start (and inclusive end) of a `Range: bytes=N-[M]` header.
+fn range(headers: &HeaderMap) -> Option<(u64, Option<u64>)> {
+    let raw = headers.get(header::RANGE)?.to_str().ok()?;
+    let spec = raw.trim().strip_prefix("bytes=")?;
+    let (start, end) = spec.split_once('-')?;
+    let end = if end.is_empty() {
+        None
+    } else {
+        Some(end.parse().ok()?)
+    };
+    Some((start.parse().ok()?, end))
+}
+
+/// A download answer for `content`, honouring `Range` and the slow / cut faults.
+pub fn download(content: Bytes, kind: &str, headers: &HeaderMap, faults: &Faults) -> Response {
+    let total = content.len() as u64;
+    let (status, body, content_range) = match range(headers) {
+        Some((start, end)) if start < total => {
+            let end = end.unwrap_or(total - 1).min(total - 1);
+            let part = content.slice(start as usize..=end as usize);
+            (
+                StatusCode::PARTIAL_CONTENT,
+                part,
+                Some(format!("bytes {start}-{end}/{total}")),
+            )
+        }
+        Some(_) if total > 0 => {
+            return (
+                StatusCode::RANGE_NOT_SATISFIABLE,
+                [(header::CONTENT_RANGE, format!("bytes */{total}"))],
+            )
+                .into_response();
+        }
+        _ => (StatusCode::OK, content, None),
+    };
+    let len = body.len();
+    let slow = Duration::from_millis(faults.slow_ms.load(Ordering::SeqCst));
+    let cut = faults.cut_after.swap(0, Ordering::SeqCst);
+    let stream = futures_util::stream::unfold(0usize, move |at| {
+        let body = body.clone();
+        async move {
+            if at >= body.len() {
+                return None;
+            }
+            if !slow.is_zero() {
+                tokio::time::sleep(slow).await;
+            }
+            if cut > 0 && at as u64 >= cut {
+                // Let the bytes before the cut (and the headers) leave first.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                return Some((
+                    Err(std::io::Error::other("cut by fault switch")),
+                    usize::MAX,
+                ));
+            }
+            let mut next = (at + 64 * 1024).min(body.len());
+            if cut > 0 && (at as u64) < cut && next as u64 > cut {
+                next = cut as usize;
+            }
+            Some((Ok::<_, std::io::Error>(body.slice(at..next)), next))
+        }
+    });
+    let mut resp = Body::from_stream(stream).into_response();
+    *resp.status_mut() = status;
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_LENGTH, len.into());
+    if let Ok(v) = kind.parse() {
+        h.insert(header::CONTENT_TYPE, v);
+    }
+    h.insert(
+        header::ACCEPT_RANGES,
+        axum::http::HeaderValue::from_static("bytes"),
+    );
+    if let Some(cr) = content_range.and_then(|c| c.parse().ok()) {
+        h.insert(header::CONTENT_RANGE, cr);
+    }
+    resp
+}

@@ -1,0 +1,185 @@
+//! `ferry serve`'s cloud-provider options: each provider's OAuth app (enabled when its key and
+//! secret are both set; `--secret` is then required) and every provider endpoint, overridable
+//! for tests and proxies. Companion's `COMPANION_GOOGLE_KEY`... names are mapped in `compat`.
+
+use clap::Args;
+use ferry_companion::providers::ProvidersConfig;
+use ferry_companion::providers::config::{GoogleEndpoints, InstagramEndpoints, OAuthApp};
+
+/// Options of the cloud providers (Google Drive, Instagram).
+#[derive(Clone, Default, Args)]
+pub struct ProviderArgs {
+    /// Google OAuth client id: with --google-secret (and --secret) enables Google Drive
+    /// (`drive`). Register `{public URL}/drive/redirect` as its redirect URI (see the README).
+    #[arg(long, env = "FERRY_GOOGLE_KEY")]
+    pub google_key: Option<String>,
+
+    /// Google OAuth client secret (never logged).
+    #[arg(long, env = "FERRY_GOOGLE_SECRET", hide_env_values = true)]
+    pub google_secret: Option<String>,
+
+    /// Instagram app id (Instagram API with Instagram Login): with --instagram-secret (and
+    /// --secret) enables Instagram (`instagram`). Redirect URI: `{public URL}/instagram/redirect`.
+    #[arg(long, env = "FERRY_INSTAGRAM_KEY")]
+    pub instagram_key: Option<String>,
+
+    /// Instagram app secret (never logged).
+    #[arg(long, env = "FERRY_INSTAGRAM_SECRET", hide_env_values = true)]
+    pub instagram_secret: Option<String>,
+
+    /// Google's OAuth authorize endpoint.
+    #[arg(
+        long,
+        env = "FERRY_GOOGLE_AUTH_URL",
+        default_value = "https://accounts.google.com/o/oauth2/v2/auth"
+    )]
+    pub google_auth_url: String,
+
+    /// Google's OAuth token endpoint (revocation goes to `revoke` beside it).
+    #[arg(
+        long,
+        env = "FERRY_GOOGLE_TOKEN_URL",
+        default_value = "https://oauth2.googleapis.com/token"
+    )]
+    pub google_token_url: String,
+
+    /// Google Drive API base (`/drive/v3/...` is appended).
+    #[arg(
+        long,
+        env = "FERRY_GOOGLE_API_URL",
+        default_value = "https://www.googleapis.com"
+    )]
+    pub google_api_url: String,
+
+    /// Instagram's OAuth authorize endpoint.
+    #[arg(
+        long,
+        env = "FERRY_INSTAGRAM_AUTH_URL",
+        default_value = "https://www.instagram.com/oauth/authorize"
+    )]
+    pub instagram_auth_url: String,
+
+    /// Instagram's code-exchange endpoint.
+    #[arg(
+        long,
+        env = "FERRY_INSTAGRAM_TOKEN_URL",
+        default_value = "https://api.instagram.com/oauth/access_token"
+    )]
+    pub instagram_token_url: String,
+
+    /// Instagram Graph API base (media, long-lived token exchange and refresh).
+    #[arg(
+        long,
+        env = "FERRY_INSTAGRAM_GRAPH_URL",
+        default_value = "https://graph.instagram.com"
+    )]
+    pub instagram_graph_url: String,
+}
+
+impl std::fmt::Debug for ProviderArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderArgs")
+            .field("google_key", &self.google_key)
+            .field(
+                "google_secret",
+                &self.google_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("instagram_key", &self.instagram_key)
+            .field(
+                "instagram_secret",
+                &self.instagram_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("google_api_url", &self.google_api_url)
+            .field("instagram_graph_url", &self.instagram_graph_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The app of `key` + `secret`; one without the other is a configuration error.
+fn app(
+    name: &str,
+    key: &Option<String>,
+    secret: &Option<String>,
+) -> Result<Option<OAuthApp>, String> {
+    let key = key.as_deref().map(str::trim).filter(|k| !k.is_empty());
+    let secret = secret.as_deref().map(str::trim).filter(|s| !s.is_empty());
+    match (key, secret) {
+        (Some(key), Some(secret)) => Ok(Some(OAuthApp {
+            key: key.into(),
+            secret: secret.into(),
+        })),
+        (None, None) => Ok(None),
+        _ => Err(format!(
+            "--{name}-key and --{name}-secret must be set together"
+        )),
+    }
+}
+
+impl ProviderArgs {
+    /// The library settings; `public_url` (`--public-url`) is the base of redirect URIs.
+    pub fn to_config(&self, public_url: Option<&str>) -> Result<ProvidersConfig, String> {
+        Ok(ProvidersConfig {
+            public_url: public_url.map(|u| u.trim_end_matches('/').to_owned()),
+            google: app("google", &self.google_key, &self.google_secret)?,
+            google_endpoints: GoogleEndpoints {
+                auth_url: self.google_auth_url.clone(),
+                token_url: self.google_token_url.clone(),
+                api_url: self.google_api_url.clone(),
+            },
+            instagram: app("instagram", &self.instagram_key, &self.instagram_secret)?,
+            instagram_endpoints: InstagramEndpoints {
+                auth_url: self.instagram_auth_url.clone(),
+                token_url: self.instagram_token_url.clone(),
+                graph_url: self.instagram_graph_url.clone(),
+            },
+            ..ProvidersConfig::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        providers: ProviderArgs,
+    }
+
+    #[test]
+    fn a_provider_is_enabled_by_key_and_secret_together() {
+        let cli = Cli::parse_from(["x", "--google-key", "k", "--google-secret", "s"]);
+        let config = cli
+            .providers
+            .to_config(Some("https://f.example/"))
+            .expect("valid");
+        assert_eq!(config.google.as_ref().map(|a| a.key.as_str()), Some("k"));
+        assert!(config.instagram.is_none());
+        assert_eq!(config.public_url.as_deref(), Some("https://f.example"));
+        assert_eq!(
+            config.google_endpoints.api_url,
+            "https://www.googleapis.com"
+        );
+        let half = Cli::parse_from(["x", "--instagram-key", "k"]);
+        assert_eq!(
+            half.providers.to_config(None).err().as_deref(),
+            Some("--instagram-key and --instagram-secret must be set together")
+        );
+    }
+
+    #[test]
+    fn an_enabled_provider_without_secret_fails_at_start() {
+        let cli = Cli::parse_from(["x", "--google-key", "k", "--google-secret", "s"]);
+        let config = ferry_companion::CompanionConfig {
+            providers: cli.providers.to_config(None).expect("valid"),
+            ..ferry_companion::CompanionConfig::default()
+        };
+        let Err(err) = ferry_companion::router(config) else {
+            panic!("a provider without --secret must be refused");
+        };
+        let err = err.to_string();
+        assert!(err.contains("--secret (FERRY_SECRET) is not set"), "{err}");
+    }
+}
