@@ -3,8 +3,8 @@
  * 'Smile!', and a short recording; both upload and the server stores exactly the captured bytes.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type Browser, launchBrowser } from './support/browser.ts';
+import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
+import { type Browser, clearSiteData, launchBrowser } from './support/browser.ts';
 import { axeViolations, screenshot, sha256, statusText, storedWithMeta } from './support/dashboard.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
@@ -15,6 +15,8 @@ beforeAll(async () => {
   ferry = await startFerry();
   browser = await launchBrowser({ fakeMedia: true });
 });
+// The demo keeps files across page loads (recovery): each test starts from a clean origin.
+beforeEach(() => clearSiteData(browser.context, ferry.url));
 afterAll(async () => {
   await browser?.close();
   await ferry?.stop();

@@ -64,13 +64,16 @@ describe('recovery', () => {
     const db = new IDBFactory();
     const first = await page(db);
     const id = first.ferry.addFile({ data: file('a.bin', [1, 2, 3, 4]) }) as string;
+    const doneId = first.ferry.addFile({ data: file('done.bin', [5]) }) as string;
     void first.ferry.upload();
     await settle(first.ferry);
-    const call = first.uploader.calls[0];
+    const call = first.uploader.calls.find((c) => c.file.id === id);
     call?.ctx.patchFile({ tus: { uploadUrl: 'http://x/files/abc' } });
     call?.ctx.onProgress(2, 4);
+    first.uploader.calls.find((c) => c.file.id === doneId)?.resolve({ uploadURL: 'http://x/files/done' });
     await new Promise((r) => setTimeout(r, 600)); // the progress throttle
     await settle(first.ferry);
+    expect(await first.ferry.recovery?.stored()).toEqual({ records: 2, copies: 1 });
     first.ferry.destroy(); // the tab goes away
 
     const second = await page(db);
@@ -80,24 +83,22 @@ describe('recovery', () => {
     expect(await bytesOf(back)).toEqual([1, 2, 3, 4]);
     expect((back?.data as File).name).toBe('a.bin');
     expect((back?.data as File).lastModified).toBe(1_700_000_000_000);
-    // It resumes by itself, with the upload URL the uploader continues from.
-    expect(second.uploader.calls).toHaveLength(1);
-    expect(second.uploader.calls[0]?.file.tus?.uploadUrl).toBe('http://x/files/abc');
-    expect(second.ferry.recovery?.getSnapshot().restored).toBe(1);
-    expect(second.ferry.getState().info.at(-1)?.message).toBe('Restored 1 file from your last visit.');
+    // The completed file stays completed and is not sent again.
+    expect(second.ferry.getFile(doneId)?.state).toBe('complete');
+    expect(second.ferry.getFile(doneId)?.uploadURL).toBe('http://x/files/done');
+    // The other resumes by itself, with the upload URL the uploader continues from.
+    expect(second.uploader.calls.map((c) => [c.file.id, c.file.tus?.uploadUrl])).toEqual([[id, 'http://x/files/abc']]);
+    expect(second.ferry.recovery?.getSnapshot().restored).toBe(2);
+    expect(second.ferry.getState().info.at(-1)?.message).toBe('Restored 2 files from your last visit.');
 
     second.uploader.calls[0]?.resolve({ uploadURL: 'http://x/files/abc' });
     await settle(second.ferry);
     expect(second.ferry.getFile(id)?.state).toBe('complete');
-    // Bytes are freed on completion; the record stays so a reload shows the file completed.
-    expect(await second.ferry.recovery?.stored()).toEqual({ records: 1, copies: 0 });
+    // Every file has completed: the upload is over and the storage is empty.
+    expect(await second.ferry.recovery?.stored()).toEqual({ records: 0, copies: 0 });
     second.ferry.destroy();
-
     const third = await page(db);
-    expect(third.ferry.getFile(id)?.state).toBe('complete');
-    expect(third.uploader.calls).toHaveLength(0);
-    third.ferry.removeFile(id);
-    expect(await third.ferry.recovery?.stored()).toEqual({ records: 0, copies: 0 });
+    expect(third.ferry.getFiles()).toEqual([]);
   });
 
   test('waiting and paused files come back as they were, without starting', async () => {

@@ -6,8 +6,9 @@
  * the records back: files whose bytes (or, for remote files, token) survived continue where the
  * uploader left off (tus from the server's offset, S3 from ListParts, remote transfers by
  * reattaching to their socket); the others come back as ghosts that resume when the same file
- * (name, size, modification time) is added again. Completed files stay completed; their bytes
- * are freed at once and their record when they leave the engine.
+ * (name, size, modification time) is added again. A completed file's bytes are freed at once;
+ * its record stays (so it comes back completed, not sent again) until it leaves the engine or
+ * every file has completed, when the upload is over and everything is deleted.
  */
 import type { FerryFile, FerryState, FileDescriptor, InfoType } from '../types.ts';
 import { ByteKeeper, type BytesKind, type FileHandleLike, type Loaded } from './bytes.ts';
@@ -82,6 +83,8 @@ export class Recovery {
   readonly #records = new Map<string, SavedRecord>();
   readonly #dirty = new Set<string>();
   readonly #deleted = new Set<string>();
+  /** Files of a finished upload (every file complete): nothing left to recover, records deleted. */
+  readonly #finished = new Set<string>();
   readonly #handles = new WeakMap<Blob, FileHandleLike>();
   /** Ghosts that were moving when the page went away: re-adding them resumes the upload. */
   readonly #resumeOnRevive = new Set<string>();
@@ -262,7 +265,7 @@ export class Recovery {
     for (const id of state.fileIds) {
       const file = state.files[id];
       const before = this.#seen[id];
-      if (!file || file === before) continue;
+      if (!file || file === before || this.#finished.has(id)) continue;
       this.#dirty.add(id);
       if (!before || soon(before, file)) urgent = true;
       if (!before || (before.data !== file.data && file.data)) this.#copy(file);
@@ -270,6 +273,7 @@ export class Recovery {
     }
     for (const id in this.#seen) {
       if (state.files[id]) continue;
+      this.#finished.delete(id);
       this.#dirty.delete(id);
       this.#deleted.add(id);
       urgent = true;
@@ -279,7 +283,23 @@ export class Recovery {
       if (this.#snapshot.ghosts.includes(id)) this.#dropGhost(id);
     }
     this.#seen = state.files;
+    if (this.#records.size > 0 && state.fileIds.every((id) => state.files[id]?.state === 'complete')) {
+      this.#forgetFinished(state.fileIds);
+      urgent = true;
+    }
     this.#schedule(urgent ? 0 : this.#throttle);
+  }
+
+  /** Every file has completed: the upload is over, so its records and bytes go. */
+  #forgetFinished(ids: readonly string[]): void {
+    for (const id of ids) {
+      this.#finished.add(id);
+      this.#dirty.delete(id);
+      this.#deleted.add(id);
+      const record = this.#records.get(id);
+      this.#records.delete(id);
+      if (record && record.bytes !== 'pending') void this.#bytes.drop(id, record.bytes);
+    }
   }
 
   /** Keeps the bytes of a new (or revived) file, one copy at a time. */

@@ -23,6 +23,7 @@ import { Informer } from './Informer.tsx';
 import { icons } from './icons.tsx';
 import { Modal, type ModalOptions } from './Modal.tsx';
 import { Panel } from './Panel.tsx';
+import { RecoveryBanner } from './RecoveryBanner.tsx';
 import { StatusBar } from './StatusBar.tsx';
 
 export type Theme = 'light' | 'dark' | 'auto';
@@ -255,6 +256,7 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
       }}
     >
       <div className="ferry-main" inert={panel !== null}>
+        <RecoveryBanner />
         {hasFiles ? (
           <>
             <div className="ferry-toolbar">
