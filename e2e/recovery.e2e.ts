@@ -3,7 +3,10 @@
  * reloaded at about 30% comes back and finishes from the server's offset; a file too large to
  * copy comes back as a ghost and resumes when picked again; a link import reattaches to its
  * companion transfer. Each ends with exactly one upload on the server, byte-exact, and the
- * page's recovery storage empty. (S3 multipart: recovery-s3.e2e.ts.)
+ * page's recovery storage empty. A file picked through `showOpenFilePicker` is kept as its handle
+ * (no copy) and comes back from it; the picker is the page-level test hook here, returning a real
+ * handle (to a file in the origin's private file system), since Playwright cannot drive the
+ * native picker. (S3 multipart: recovery-s3.e2e.ts.)
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -14,6 +17,7 @@ import { join } from 'node:path';
 import type { CDPSession, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { type Browser, clearSiteData, launchBrowser } from './support/browser.ts';
+import { patternBytes } from './support/core-page.ts';
 import { sha256, statusText, storedWithMeta } from './support/dashboard.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
@@ -152,6 +156,42 @@ test('a file too large to copy comes back as a ghost and resumes when picked aga
   expect(tus.find((r) => r.method === 'PATCH')?.offset).toBe(head?.offset);
   const uploads = await uploadsOf('ghost.bin');
   expect(uploads.map((u) => [u.size, u.sha256])).toEqual([[bytes.length, sha256(bytes)]]);
+  expect(await stored(page)).toEqual({ records: 0, copies: 0 });
+});
+
+test('a file picked through showOpenFilePicker is kept as its handle, not copied, and comes back from it', async () => {
+  const size = 16 * MiB;
+  // Copies are capped at 1 KiB: without its handle this file could only come back as a ghost.
+  await page.goto(`${ferry.url}/?fileSystemAccess&recoveryMaxCopy=1024`);
+  await page.evaluate(async (size) => {
+    const root = await navigator.storage.getDirectory();
+    const handle = await root.getFileHandle('handle.bin', { create: true });
+    const writable = await handle.createWritable();
+    const bytes = new Uint8Array(size);
+    for (let i = 0; i < size; i += 1) bytes[i] = (i * 31 + 51 + (i >> 13)) & 255;
+    await writable.write(bytes);
+    await writable.close();
+    (window as unknown as { showOpenFilePicker: () => Promise<unknown[]> }).showOpenFilePicker = async () => [handle];
+  }, size);
+  await page.locator('button.ferry-browse', { hasText: /^browse files$/ }).click();
+  await expect.poll(() => page.getByTestId('ferry-file').count()).toBe(1);
+  const cdp = await throttle(page, 2 * MiB);
+  await page.getByRole('button', { name: 'Upload 1 file' }).click();
+  await expect.poll(() => percentage(page), { timeout: 60_000, interval: 100 }).toBeGreaterThanOrEqual(30);
+  expect(await stored(page)).toEqual({ records: 1, copies: 0 });
+
+  const tus = watchTus(page);
+  await page.reload();
+  await unthrottle(cdp);
+  await expect.poll(() => page.getByTestId('ferry-file').count()).toBe(1);
+  expect(await page.getByTestId('ferry-file').getAttribute('data-ghost')).toBeNull();
+  await expect.poll(() => statusText(page), { timeout: 60_000 }).toBe('Complete');
+  const head = tus.find((r) => r.method === 'HEAD');
+  expect(tus.filter((r) => r.method === 'POST')).toEqual([]);
+  expect(head?.offset).toBeGreaterThan(0.2 * size);
+  expect(tus.find((r) => r.method === 'PATCH')?.offset).toBe(head?.offset);
+  const uploads = await uploadsOf('handle.bin');
+  expect(uploads.map((u) => [u.size, u.sha256])).toEqual([[size, sha256(patternBytes(size, 51))]]);
   expect(await stored(page)).toEqual({ records: 0, copies: 0 });
 });
 

@@ -7,7 +7,8 @@
  * changes it live); `?compress` shrinks images to 1920 px before upload. Uploaded files link to
  * their result, images can be edited from the file card, the screen can be captured, and files
  * dropped anywhere on the page are added. Recovery is on: a reload brings the files back;
- * `?recoveryMaxCopy=BYTES` copies only files up to that size (larger ones come back as ghosts).
+ * `?recoveryMaxCopy=BYTES` copies only files up to that size (larger ones come back as ghosts);
+ * `?fileSystemAccess` picks files through `showOpenFilePicker` (their handles need no copy).
  */
 import { Ferry, imageCompressor, type LocalePack, RemoteUploader, TusUploader } from '@ferry/core';
 import { ar } from '@ferry/core/locales/ar';
@@ -100,6 +101,7 @@ export function App() {
     imageEditor: true,
     resultLinks: true,
     pageDrop: true,
+    fileSystemAccess: params.has('fileSystemAccess'),
     onDone: () => {
       ferry.removeFiles([...ferry.getState().fileIds]);
       setOpen(false);

@@ -50,7 +50,6 @@ export const strings = {
   noDuplicates: 'Cannot add the duplicate file ‘%{fileName}’, it already exists',
   rejectedByCallback: '%{file} was not added',
   andNMore: { one: '%{message} (and %{smart_count} more)', other: '%{message} (and %{smart_count} more)' },
-  // The Dashboard: adding files.
   // Recovery after a reload.
   recoveredFiles: {
     one: 'Restored %{smart_count} file from your last visit.',
@@ -63,6 +62,7 @@ export const strings = {
   discardRecovered: 'Discard',
   allowFileAccess: 'Allow access to continue',
   addAgainToResume: 'Add this file again to resume',
+  // The Dashboard: adding files.
   dashboardLabel: 'File upload',
   dropHint: 'Drop your files here',
   dropPasteFiles: 'Drop files here or %{browseFiles}',
