@@ -61,6 +61,8 @@ export interface RecoveryHost {
   i18n(key: string, vars?: Record<string, string | number>): string;
 }
 
+/** Records written per IndexedDB transaction. */
+const WRITE_BATCH = 500;
 /** States in which a file was moving when the page went away: it resumes on restore. */
 const MOVING = new Set(['uploading', 'preprocessing', 'postprocessing']);
 /** Changes written soon (progress waits for the throttle). */
@@ -372,11 +374,17 @@ export class Recovery {
     const deletes = [...this.#deleted];
     this.#dirty.clear();
     this.#deleted.clear();
-    this.#writing = this.#writing
-      .then(() => this.#db.write(FILES, puts, deletes))
-      .catch(() => {
-        // Quota or a closed database: recovery is best effort, the page goes on.
-      });
+    // In transactions of WRITE_BATCH records, one after the other: cloning 10,000 records in
+    // one go would hold the main thread for one long task.
+    for (let i = 0; i < Math.max(puts.length, 1); i += WRITE_BATCH) {
+      const batch = puts.slice(i, i + WRITE_BATCH);
+      const gone = i === 0 ? deletes : [];
+      this.#writing = this.#writing
+        .then(() => this.#db.write(FILES, batch, gone))
+        .catch(() => {
+          // Quota or a closed database: recovery is best effort, the page goes on.
+        });
+    }
   }
 }
 
