@@ -6,8 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CDPSession, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type Browser, launchBrowser } from './support/browser.ts';
+import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
+import { type Browser, clearSiteData, launchBrowser } from './support/browser.ts';
 import { axeViolations, screenshot, statusText } from './support/dashboard.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
@@ -18,6 +18,8 @@ beforeAll(async () => {
   ferry = await startFerry();
   browser = await launchBrowser();
 });
+// The demo keeps files across page loads (recovery): each test starts from a clean origin.
+beforeEach(() => clearSiteData(browser.context, ferry.url));
 afterAll(async () => {
   await browser?.close();
   await ferry?.stop();

@@ -3,8 +3,8 @@
  * 'Smile!', and a short recording; both upload and the server stores exactly the captured bytes.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type Browser, launchBrowser } from './support/browser.ts';
+import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
+import { type Browser, clearSiteData, launchBrowser } from './support/browser.ts';
 import { axeViolations, screenshot, sha256, statusText, storedWithMeta } from './support/dashboard.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
@@ -15,6 +15,8 @@ beforeAll(async () => {
   ferry = await startFerry();
   browser = await launchBrowser({ fakeMedia: true });
 });
+// The demo keeps files across page loads (recovery): each test starts from a clean origin.
+beforeEach(() => clearSiteData(browser.context, ferry.url));
 afterAll(async () => {
   await browser?.close();
   await ferry?.stop();
@@ -34,16 +36,17 @@ async function capturedSha(page: Page, name: string): Promise<{ sha: string; typ
   return { sha: sha256(bytes), type, head: [...bytes.subarray(0, 4)] };
 }
 
-async function openCamera(page: Page, mode: string) {
+/** Opens the camera panel; `mode` picks what a recording holds (pictures need no mode). */
+async function openCamera(page: Page, mode?: string) {
   await page.getByRole('button', { name: 'Camera' }).click();
-  await page.getByRole('combobox', { name: 'Camera mode' }).selectOption(mode);
+  if (mode) await page.getByRole('combobox', { name: 'Camera mode' }).selectOption(mode);
   await expect.poll(() => page.locator('.ferry-camera').getAttribute('data-status'), { timeout: 15_000 }).toBe('ready');
 }
 
 test('a picture after the countdown and Smile! uploads as cam-{timestamp}.jpg', async () => {
   const page = await browser.context.newPage();
   await page.goto(`${ferry.url}/?countdown=1`);
-  await openCamera(page, 'picture');
+  await openCamera(page);
   expect(await page.locator('.ferry-camera video').getAttribute('data-mirrored')).toBe('true');
   await screenshot(page, 'camera');
   expect(await axeViolations(page)).toEqual([]);
@@ -116,5 +119,34 @@ test('an audio-only recording is webm audio; a recording stops by itself before 
   const video = sizes?.find(([type]) => type === 'video/webm');
   expect(video?.[1]).toBeGreaterThan(0);
   expect(video?.[1]).toBeLessThanOrEqual(40_000);
+  await page.close();
+});
+
+test('the panel shows both buttons; a picture and a recording are each added', async () => {
+  const page = await browser.context.newPage();
+  await page.goto(`${ferry.url}/`);
+  await openCamera(page);
+  const picture = page.getByRole('button', { name: 'Take a picture' });
+  const record = page.getByRole('button', { name: 'Begin video recording' });
+  expect([await picture.isVisible(), await record.isVisible()]).toEqual([true, true]);
+  await picture.click();
+  await expect.poll(() => page.getByTestId('ferry-file').count(), { timeout: 5000 }).toBe(1);
+
+  await openCamera(page);
+  await page.getByRole('button', { name: 'Begin video recording' }).click();
+  await page.waitForTimeout(1000);
+  await page.getByRole('button', { name: 'Stop video recording' }).click();
+  await expect.poll(() => page.getByTestId('ferry-file').count(), { timeout: 10_000 }).toBe(2);
+  const types = await page.evaluate(() => window.ferry?.getFiles().map((f) => [f.source, f.type]));
+  expect(types).toEqual([
+    ['camera', 'image/jpeg'],
+    ['camera', 'video/webm'],
+  ]);
+
+  // Audio only has no picture to take; video only keeps both.
+  await openCamera(page, 'audio-only');
+  expect(await page.getByRole('button', { name: 'Take a picture' }).count()).toBe(0);
+  await page.getByRole('combobox', { name: 'Camera mode' }).selectOption('video-only');
+  await expect.poll(() => page.getByRole('button', { name: 'Take a picture' }).count()).toBe(1);
   await page.close();
 });

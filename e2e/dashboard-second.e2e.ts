@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type Browser, launchBrowser } from './support/browser.ts';
+import { type Browser, clearSiteData, launchBrowser } from './support/browser.ts';
 import { axeViolations, screenshot, statusText, storedWithMeta } from './support/dashboard.ts';
 import { type RunningFerry, sha256, startFerry } from './support/ferry.ts';
 
@@ -26,6 +26,8 @@ afterAll(async () => {
 });
 
 async function open(query = ''): Promise<Page> {
+  // The demo keeps files across page loads (recovery): each page starts from a clean origin.
+  await clearSiteData(browser.context, ferry.url);
   const page = await browser.context.newPage();
   await page.setViewportSize({ width: 900, height: 760 });
   await page.goto(`${ferry.url}/${query}`);

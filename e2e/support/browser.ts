@@ -37,3 +37,15 @@ export async function launchBrowser(options: { fakeMedia?: boolean } = {}): Prom
     },
   };
 }
+
+/**
+ * Clears everything `origin` stored in the browser (IndexedDB, OPFS, localStorage...). The demo
+ * page keeps files across reloads (recovery), so specs that share one profile start each test
+ * from a clean origin.
+ */
+export async function clearSiteData(context: BrowserContext, origin: string): Promise<void> {
+  const page = context.pages()[0] ?? (await context.newPage());
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' });
+  await cdp.detach();
+}

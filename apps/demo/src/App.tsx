@@ -6,7 +6,9 @@
  * file sizes (and so camera recordings); `?lang=de` picks the language (the switch on the page
  * changes it live); `?compress` shrinks images to 1920 px before upload. Uploaded files link to
  * their result, images can be edited from the file card, the screen can be captured, and files
- * dropped anywhere on the page are added.
+ * dropped anywhere on the page are added. Recovery is on: a reload brings the files back;
+ * `?recoveryMaxCopy=BYTES` copies only files up to that size (larger ones come back as ghosts);
+ * `?fileSystemAccess` picks files through `showOpenFilePicker` (their handles need no copy).
  */
 import { Ferry, imageCompressor, type LocalePack, RemoteUploader, TusUploader } from '@ferry/core';
 import { ar } from '@ferry/core/locales/ar';
@@ -49,6 +51,7 @@ const packFor = (code: string | null) => languages.find((l) => l.pack.code === c
 
 // One engine per page, made outside React so StrictMode's double render cannot make two.
 const maxFileSize = Number(params.get('maxFileSize') ?? 0) || null;
+const recoveryMaxCopy = params.has('recoveryMaxCopy') ? Number(params.get('recoveryMaxCopy')) : null;
 // Local files go straight to the tus endpoint; imported links go through the companion, which
 // uploads them to the same endpoint.
 const ferry = new Ferry({
@@ -57,6 +60,8 @@ const ferry = new Ferry({
   remoteUploader: new RemoteUploader({ endpoint: '/files/' }),
   restrictions: { maxFileSize },
   locale: packFor(params.get('lang')),
+  // A reload or a crashed tab loses nothing: files and upload state come back from IndexedDB.
+  recovery: recoveryMaxCopy === null ? true : { maxCopySize: recoveryMaxCopy },
 });
 window.ferry = ferry;
 if (params.has('compress')) imageCompressor(ferry, { maxWidth: 1920, maxHeight: 1920, quality: 0.8 });
@@ -96,6 +101,7 @@ export function App() {
     imageEditor: true,
     resultLinks: true,
     pageDrop: true,
+    fileSystemAccess: params.has('fileSystemAccess'),
     onDone: () => {
       ferry.removeFiles([...ferry.getState().fileIds]);
       setOpen(false);

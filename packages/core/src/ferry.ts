@@ -22,6 +22,7 @@ import {
 import { browserOnlineSource, type OnlineSource } from './online.ts';
 import { type Phase, type Processor, Processors } from './processors.ts';
 import { DEFAULT_PROGRESS_THROTTLE } from './progress-batcher.ts';
+import { Recovery, type RecoveryHost, type RecoveryOptions } from './recovery/recovery.ts';
 import { type Action, type FilePatch, initialState, reduce } from './reducer.ts';
 import { checkMinFiles, noRestrictions } from './restrictions.ts';
 import { type EngineHost, Runner } from './runner.ts';
@@ -42,6 +43,7 @@ export type { FerryEvents } from './events.ts';
 export type { Processor } from './processors.ts';
 
 export interface FerryOptions {
+  /** Names this engine; recovery keeps each id's files apart (default 'ferry'). */
   id?: string;
   /** Uploader for local files (e.g. `new TusUploader({ endpoint: '/files/' })`). */
   uploader?: Uploader;
@@ -69,6 +71,11 @@ export interface FerryOptions {
   online?: OnlineSource;
   /** Online poll interval (ms; default 3000). */
   onlineCheckInterval?: number;
+  /**
+   * Keep files and upload state in IndexedDB so a reload or a crash loses nothing (off by
+   * default); see `recovery/recovery.ts`.
+   */
+  recovery?: boolean | RecoveryOptions;
 }
 
 export class Ferry {
@@ -86,6 +93,8 @@ export class Ferry {
   readonly #runner: Runner;
   readonly #connectivity: Connectivity;
   readonly #processors = new Processors();
+  /** Present when `recovery` is on and the page has IndexedDB. */
+  readonly recovery: Recovery | undefined;
   #autoQueued = false;
 
   constructor(options: FerryOptions = {}) {
@@ -136,6 +145,11 @@ export class Ferry {
     );
     for (const phase of ['preprocess', 'postprocess'] as const) {
       this.on(`${phase}-progress`, (f, progress) => this.#dispatch({ type: 'processing', id: f.id, phase, progress }));
+    }
+    const recovery = options.recovery === true ? {} : options.recovery || undefined;
+    if (recovery && (recovery.indexedDB ?? globalThis.indexedDB) !== undefined) {
+      this.recovery = new Recovery(this.#recoveryHost(), recovery);
+      void this.recovery.start();
     }
   }
 
@@ -188,7 +202,9 @@ export class Ferry {
 
   /** Adds files in one state change; refused files are reported and shown in one toast. */
   addFiles(descriptors: Iterable<FileDescriptor>): string[] {
-    const { accepted, rejected } = admit(descriptors, {
+    // Recovery takes the files that bring a ghost's bytes back (and notes picked handles).
+    const fresh = this.recovery ? this.recovery.claim([...descriptors]) : descriptors;
+    const { accepted, rejected } = admit(fresh, {
       restrictions: this.#restrictions,
       index: this.#index,
       meta: this.getState().meta,
@@ -250,7 +266,7 @@ export class Ferry {
       return { successful: [], failed: [] };
     }
     const ids = this.getFiles()
-      .filter((f) => f.state === 'waiting' && !this.#runner.isPending(f.id))
+      .filter((f) => f.state === 'waiting' && !f.ghost && !this.#runner.isPending(f.id))
       .map((f) => f.id);
     return this.#runBatch(ids);
   }
@@ -258,7 +274,7 @@ export class Ferry {
   /** Pauses a running or waiting file, or resumes a paused one; returns the new paused flag. */
   pauseResume(id: string): boolean | undefined {
     const file = this.getFile(id);
-    if (!file || this.#bundling()) return undefined;
+    if (!file || file.ghost || this.#bundling()) return undefined;
     if (file.state === 'paused') {
       this.#resume(file);
       return false;
@@ -274,7 +290,7 @@ export class Ferry {
   }
 
   resumeAll(): void {
-    for (const f of this.getFiles()) if (f.state === 'paused') this.#resume(f);
+    for (const f of this.getFiles()) if (f.state === 'paused' && !f.ghost) this.#resume(f);
     this.#events.emit('resume-all');
   }
 
@@ -350,6 +366,7 @@ export class Ferry {
 
   /** Stops uploads, timers and listeners. */
   destroy(): void {
+    this.recovery?.stop();
     this.#runner.destroy();
     this.#connectivity.stop();
     this.#informer.destroy();
@@ -384,6 +401,34 @@ export class Ferry {
       hasPostprocessors: () => this.#processors.has('postprocess'),
       companionUrl: this.companionUrl,
       providerClient: (id: string) => (this.companionUrl === undefined ? undefined : this.providers.client(id)),
+    };
+  }
+
+  /** What recovery needs from the engine. */
+  #recoveryHost(): RecoveryHost {
+    return {
+      scope: this.id,
+      getState: this.getState,
+      subscribe: (listener) => this.subscribe((state) => listener(state)),
+      restore: (files) => {
+        for (const f of files) this.#index.add(f, fileKey(f));
+        this.#dispatch({ type: 'add', files });
+      },
+      run: (ids) => void this.#runBatch(ids),
+      revive: (id, data, run) => {
+        const file = this.getFile(id);
+        if (!file) return;
+        this.#index.remove(file);
+        this.#dispatch({ type: 'patch', id, patch: { data, ghost: false } });
+        const revived = this.getFile(id);
+        if (revived) this.#index.add(revived, fileKey(revived));
+        if (!run || revived?.state !== 'paused') return;
+        this.#dispatch({ type: 'resume', ids: [id] });
+        void this.#runBatch([id]);
+      },
+      removeFiles: (ids) => this.removeFiles(ids),
+      info: (message, type, duration) => this.info(message, type, duration),
+      i18n: this.i18n,
     };
   }
 

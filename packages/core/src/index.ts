@@ -122,6 +122,14 @@ export {
 export { en } from './locales/en.ts';
 export { browserOnlineSource, DEFAULT_ONLINE_CHECK_INTERVAL, type OnlineSource, OnlineWatcher } from './online.ts';
 export { DEFAULT_PROGRESS_THROTTLE, ProgressBatcher } from './progress-batcher.ts';
+export { ByteKeeper, type BytesKind, DEFAULT_MAX_COPY_SIZE, type FileHandleLike } from './recovery/bytes.ts';
+export {
+  Recovery,
+  type RecoveryOptions,
+  type RecoverySnapshot,
+  type SavedFile,
+  type SavedRecord,
+} from './recovery/recovery.ts';
 export { type Action, emptyProgress, type FilePatch, initialState, type ProgressUpdate, reduce } from './reducer.ts';
 export {
   checkFile,

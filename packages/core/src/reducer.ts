@@ -21,7 +21,18 @@ import type {
 export type FilePatch = Partial<
   Pick<
     FerryFile,
-    'tus' | 's3Multipart' | 'serverToken' | 'remote' | 'preview' | 'meta' | 'name' | 'type' | 'uploadURL' | 'response'
+    | 'tus'
+    | 's3Multipart'
+    | 'serverToken'
+    | 'remote'
+    | 'preview'
+    | 'meta'
+    | 'name'
+    | 'type'
+    | 'uploadURL'
+    | 'response'
+    | 'data'
+    | 'ghost'
   >
 >;
 

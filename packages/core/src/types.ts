@@ -1,4 +1,5 @@
 /** The data shapes of @ferry/core: file records, state, descriptors, restrictions, info messages. */
+import type { FileHandleLike } from './recovery/bytes.ts';
 
 /** The explicit states of a file; see ARCHITECTURE.md "State of a file". */
 export type FileState = 'waiting' | 'preprocessing' | 'uploading' | 'postprocessing' | 'complete' | 'paused' | 'error';
@@ -91,6 +92,11 @@ export interface FerryFile {
   s3Multipart?: S3MultipartState;
   /** Token of the companion's progress socket for a remote transfer. */
   serverToken?: string;
+  /**
+   * Recovered after a reload without its bytes: shown with its progress, never uploaded until
+   * the same file (name, size, modification time) is added again.
+   */
+  ghost?: boolean;
 }
 
 export type InfoType = 'info' | 'warning' | 'error' | 'success';
@@ -135,6 +141,8 @@ export interface FileDescriptor {
   isRemote?: boolean;
   remote?: RemoteInfo;
   preview?: string;
+  /** The File System Access handle the file was picked or dropped through (lets recovery skip a copy). */
+  handle?: FileHandleLike;
 }
 
 /** Limits checked when files are added (and minNumberOfFiles at upload). All unset by default. */

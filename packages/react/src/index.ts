@@ -18,6 +18,7 @@ export { FileList } from './components/FileList.tsx';
 export { FileRow } from './components/FileRow.tsx';
 export { Informer } from './components/Informer.tsx';
 export { Modal, type ModalOptions } from './components/Modal.tsx';
+export { RecoveryBanner } from './components/RecoveryBanner.tsx';
 export { ResultLinks } from './components/ResultLinks.tsx';
 export { overallState, StatusBar } from './components/StatusBar.tsx';
 export { StatusErrors } from './components/StatusErrors.tsx';
@@ -44,6 +45,7 @@ export {
 export { type UseCamera, type UseCameraOptions, useCamera } from './hooks/useCamera.ts';
 export { useDropzone } from './hooks/useDropzone.ts';
 export { usePageDrop } from './hooks/usePageDrop.ts';
+export { useRecovery } from './hooks/useRecovery.ts';
 export { useVirtualList, visibleRange } from './hooks/useVirtualList.ts';
 export { type Translate, useI18n, useLocale } from './i18n.ts';
 export { Camera, type CameraProps } from './panels/Camera.tsx';

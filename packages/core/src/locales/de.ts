@@ -47,6 +47,17 @@ export const de: LocalePack = {
     noDuplicates: 'Die Datei „%{fileName}“ ist bereits vorhanden und kann nicht doppelt hinzugefügt werden',
     rejectedByCallback: '%{file} wurde nicht hinzugefügt',
     andNMore: { one: '%{message} (und %{smart_count} weitere)', other: '%{message} (und %{smart_count} weitere)' },
+    recoveredFiles: {
+      one: '%{smart_count} Datei von Ihrem letzten Besuch wiederhergestellt.',
+      other: '%{smart_count} Dateien von Ihrem letzten Besuch wiederhergestellt.',
+    },
+    recoveredGhosts: {
+      one: 'Fügen Sie %{smart_count} Datei erneut hinzu, um den Upload fortzusetzen.',
+      other: 'Fügen Sie %{smart_count} Dateien erneut hinzu, um den Upload fortzusetzen.',
+    },
+    discardRecovered: 'Verwerfen',
+    allowFileAccess: 'Zugriff erlauben und fortfahren',
+    addAgainToResume: 'Datei erneut hinzufügen, um fortzufahren',
     dashboardLabel: 'Datei-Upload',
     dropHint: 'Dateien hier ablegen',
     dropPasteFiles: 'Dateien hier ablegen oder %{browseFiles}',

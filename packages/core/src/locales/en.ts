@@ -50,6 +50,18 @@ export const strings = {
   noDuplicates: 'Cannot add the duplicate file ‘%{fileName}’, it already exists',
   rejectedByCallback: '%{file} was not added',
   andNMore: { one: '%{message} (and %{smart_count} more)', other: '%{message} (and %{smart_count} more)' },
+  // Recovery after a reload.
+  recoveredFiles: {
+    one: 'Restored %{smart_count} file from your last visit.',
+    other: 'Restored %{smart_count} files from your last visit.',
+  },
+  recoveredGhosts: {
+    one: 'Add %{smart_count} file again to continue its upload.',
+    other: 'Add %{smart_count} files again to continue their upload.',
+  },
+  discardRecovered: 'Discard',
+  allowFileAccess: 'Allow access to continue',
+  addAgainToResume: 'Add this file again to resume',
   // The Dashboard: adding files.
   dashboardLabel: 'File upload',
   dropHint: 'Drop your files here',

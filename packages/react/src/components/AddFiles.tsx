@@ -23,14 +23,24 @@ export function SourceButtons({ sources }: { sources: SourceButton[] }) {
   );
 }
 
-export function AddFiles({ sources, folders = true }: { sources: SourceButton[]; folders?: boolean }) {
+export function AddFiles({
+  sources,
+  folders = true,
+  fileSystemAccess = false,
+}: {
+  sources: SourceButton[];
+  folders?: boolean;
+  fileSystemAccess?: boolean;
+}) {
   const t = useI18n();
   const [before, after = ''] = t('dropPasteFiles', { browseFiles: '\u0000' }).split('\u0000');
   return (
     <div className="ferry-add">
       <p className="ferry-add-title">
         {before}
-        <FileInput className="ferry-browse">{t('browseFiles')}</FileInput>
+        <FileInput className="ferry-browse" fileSystemAccess={fileSystemAccess}>
+          {t('browseFiles')}
+        </FileInput>
         {after}
         {folders && (
           <>

@@ -23,6 +23,7 @@ import { Informer } from './Informer.tsx';
 import { icons } from './icons.tsx';
 import { Modal, type ModalOptions } from './Modal.tsx';
 import { Panel } from './Panel.tsx';
+import { RecoveryBanner } from './RecoveryBanner.tsx';
 import { StatusBar } from './StatusBar.tsx';
 
 export type Theme = 'light' | 'dark' | 'auto';
@@ -49,6 +50,11 @@ export interface DashboardProps extends ModalOptions {
   resultLinks?: boolean;
   /** Files dropped anywhere on the page are added, not only on the Dashboard (off by default). */
   pageDrop?: boolean;
+  /**
+   * Pick files through the File System Access API where the browser has it, so recovery keeps
+   * handles instead of copies (default false: the classic file input).
+   */
+  fileSystemAccess?: boolean;
   /** Offer "browse folders" beside "browse files" (default true). */
   folders?: boolean;
   /** Meta fields the file card edits (default: name). */
@@ -91,7 +97,16 @@ export function Dashboard(props: DashboardProps) {
 }
 
 function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-theme': Theme; label: string }) {
-  const { link, camera, screenCapture, imageEditor, folders = true, metaFields, panels = [] } = props;
+  const {
+    link,
+    camera,
+    screenCapture,
+    imageEditor,
+    folders = true,
+    metaFields,
+    panels = [],
+    fileSystemAccess = false,
+  } = props;
   const providers = useProviderList(props.providers);
   const companionUrl = typeof link === 'object' ? link.companionUrl : undefined;
   const ferry = useFerry();
@@ -255,12 +270,15 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
       }}
     >
       <div className="ferry-main" inert={panel !== null}>
+        <RecoveryBanner />
         {hasFiles ? (
           <>
             <div className="ferry-toolbar">
               <span className="ferry-toolbar-title">{t('xFilesSelected', { smart_count: count })}</span>
               <span className="ferry-toolbar-actions">
-                <FileInput className="ferry-source">{t('addMore')}</FileInput>
+                <FileInput className="ferry-source" fileSystemAccess={fileSystemAccess}>
+                  {t('addMore')}
+                </FileInput>
                 {folders && (
                   <FileInput directory className="ferry-source">
                     {t('browseFolders')}
@@ -272,7 +290,7 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
             <FileList onEdit={(fileId) => setView({ kind: 'card', fileId })} resultLinks={props.resultLinks} />
           </>
         ) : (
-          <AddFiles sources={sources} folders={folders} />
+          <AddFiles sources={sources} folders={folders} fileSystemAccess={fileSystemAccess} />
         )}
         <StatusBar onDone={onDone} />
       </div>

@@ -1,4 +1,9 @@
-/** A button that opens the file picker (or the folder picker with `directory`) and adds the picks. */
+/**
+ * A button that opens the file picker (or the folder picker with `directory`) and adds the picks.
+ * With `fileSystemAccess`, where the browser has `showOpenFilePicker`, files are picked through
+ * it and keep their handles (recovery then needs no copy of their bytes).
+ */
+import type { FileDescriptor, FileHandleLike } from '@ferry/core';
 import { type ReactNode, useId } from 'react';
 import { useFerry } from '../context.tsx';
 import { describe } from '../dom/entries.ts';
@@ -9,7 +14,27 @@ export interface FileInputProps {
   accept?: string;
   multiple?: boolean;
   className?: string;
+  /** Pick through the File System Access API when the browser has it (files only). */
+  fileSystemAccess?: boolean;
   children: ReactNode;
+}
+
+interface PickerWindow {
+  showOpenFilePicker?(options: { multiple?: boolean }): Promise<FileHandleLike[]>;
+}
+
+/** Files picked through `showOpenFilePicker`, with their handles; null when the picker is missing. */
+async function pickWithHandles(multiple: boolean): Promise<FileDescriptor[] | null> {
+  const picker = (window as PickerWindow).showOpenFilePicker;
+  if (!picker) return null;
+  try {
+    const handles = await picker.call(window, { multiple });
+    return Promise.all(handles.map(async (handle) => ({ ...describe(await handle.getFile()), handle })));
+  } catch (error) {
+    // The person closed the picker.
+    if ((error as DOMException).name === 'AbortError') return [];
+    return null;
+  }
 }
 
 export function FileInput({
@@ -17,6 +42,7 @@ export function FileInput({
   accept,
   multiple = true,
   className = 'ferry-browse',
+  fileSystemAccess = false,
   children,
 }: FileInputProps) {
   const ferry = useFerry();
@@ -44,7 +70,14 @@ export function FileInput({
       <button
         type="button"
         className={className}
-        onClick={(e) => (e.currentTarget.previousElementSibling as HTMLInputElement | null)?.click()}
+        onClick={(e) => {
+          const input = e.currentTarget.previousElementSibling as HTMLInputElement | null;
+          if (!fileSystemAccess || directory || !(window as PickerWindow).showOpenFilePicker) return input?.click();
+          void pickWithHandles(multiple).then((picked) => {
+            if (picked === null) input?.click();
+            else if (picked.length > 0) ferry.addFiles(picked);
+          });
+        }}
       >
         {children}
       </button>

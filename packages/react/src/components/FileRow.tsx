@@ -21,6 +21,7 @@ export interface FileRowProps {
 const ACTIVE = new Set(['uploading', 'preprocessing', 'postprocessing']);
 
 function stateText(file: FerryFile, t: (k: string) => string): string {
+  if (file.ghost) return t('addAgainToResume');
   if (file.state === 'error') return file.error?.message ?? t('error');
   if (file.state === 'preprocessing' && file.progress.preprocess) return file.progress.preprocess.message;
   if (file.state === 'postprocessing' && file.progress.postprocess) return file.progress.postprocess.message;
@@ -34,12 +35,13 @@ export const FileRow = memo(function FileRow({ id, onEdit, resultLinks, style, i
   const file = useFerryState((s) => s.files[id]);
   if (!file) return null;
   const active = ACTIVE.has(file.state);
-  const canPause = file.state === 'uploading' || file.state === 'paused';
+  const canPause = (file.state === 'uploading' || file.state === 'paused') && !file.ghost;
   const folder = file.relativePath?.includes('/') ? file.relativePath.slice(0, file.relativePath.lastIndexOf('/')) : '';
   return (
     <li
       className="ferry-file"
       data-state={file.state}
+      data-ghost={file.ghost || undefined}
       data-testid="ferry-file"
       style={style}
       aria-posinset={index === undefined ? undefined : index + 1}

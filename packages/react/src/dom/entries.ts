@@ -3,7 +3,7 @@
  * `webkitGetAsEntry` API, each file keeping its path inside the dropped folder (`relativePath`).
  * Framework-free; the dropzone and the paste handler use it.
  */
-import type { FileDescriptor } from '@ferry/core';
+import type { FileDescriptor, FileHandleLike } from '@ferry/core';
 
 /** The parts of `FileSystemEntry` used here (the DOM typings differ between TS versions). */
 interface Entry {
@@ -51,16 +51,30 @@ async function walk(entry: Entry, out: FileDescriptor[]): Promise<void> {
   }
 }
 
-/** Every file of a DataTransfer (drop or paste), walking dropped folders. */
+/** Chromium's `DataTransferItem.getAsFileSystemHandle` (not in TypeScript's DOM typings). */
+type HandleItem = DataTransferItem & { getAsFileSystemHandle?(): Promise<{ kind: string } | null> };
+
+/**
+ * Every file of a DataTransfer (drop or paste), walking dropped folders. A file dropped alone
+ * keeps its File System Access handle where the browser gives one, so recovery needs no copy.
+ */
 export async function filesFromDataTransfer(data: DataTransfer): Promise<FileDescriptor[]> {
   const items = Array.from(data.items ?? []).filter((item) => item.kind === 'file');
   const entries = items.map((item) =>
     typeof item.webkitGetAsEntry === 'function' ? (item.webkitGetAsEntry() as Entry | null) : null,
   );
-  // Entries must be taken synchronously, before the event handler returns; walk them afterwards.
+  // Entries and handles must be asked for synchronously, before the event handler returns.
+  const handles = items.map((item) => (item as HandleItem).getAsFileSystemHandle?.().catch(() => null) ?? null);
   if (entries.length > 0 && entries.every((e) => e !== null)) {
     const out: FileDescriptor[] = [];
-    for (const entry of entries) if (entry) await walk(entry, out);
+    for (const [i, entry] of entries.entries()) {
+      if (!entry) continue;
+      const start = out.length;
+      await walk(entry, out);
+      const handle = entry.isFile ? await handles[i] : null;
+      const first = out[start];
+      if (first && handle?.kind === 'file') first.handle = handle as FileHandleLike;
+    }
     return out;
   }
   return Array.from(data.files ?? [], (file) => describe(file));

@@ -38,3 +38,42 @@ test('until the camera answers, the panel asks for permission', () => {
     else Reflect.deleteProperty(navigator, 'mediaDevices');
   }
 });
+
+test('both buttons when the modes allow both; the select offers recording modes; none for a picture from audio', () => {
+  const ferry = new Ferry({ uploader: new ManualUploader() });
+  const original = Object.getOwnPropertyDescriptor(navigator, 'mediaDevices');
+  Object.defineProperty(navigator, 'mediaDevices', {
+    configurable: true,
+    value: { getUserMedia: () => new Promise(() => {}) },
+  });
+  try {
+    const { rerender } = render(
+      <FerryProvider ferry={ferry}>
+        <Camera />
+      </FerryProvider>,
+    );
+    expect(screen.getByRole('button', { name: 'Take a picture' })).toBeTruthy();
+    expect(screen.getByRole('button', { name: 'Begin video recording' })).toBeTruthy();
+    const options = screen.getAllByRole('option').map((o) => (o as HTMLOptionElement).value);
+    expect(options).toEqual(['video-audio', 'video-only', 'audio-only']);
+
+    rerender(
+      <FerryProvider ferry={ferry}>
+        <Camera key="audio" modes={['audio-only', 'picture']} />
+      </FerryProvider>,
+    );
+    expect(screen.queryByRole('button', { name: 'Take a picture' })).toBeNull();
+    expect(screen.queryByRole('combobox')).toBeNull();
+
+    rerender(
+      <FerryProvider ferry={ferry}>
+        <Camera key="picture" modes={['picture']} />
+      </FerryProvider>,
+    );
+    expect(screen.getByRole('button', { name: 'Take a picture' })).toBeTruthy();
+    expect(screen.queryByRole('button', { name: 'Begin video recording' })).toBeNull();
+  } finally {
+    if (original) Object.defineProperty(navigator, 'mediaDevices', original);
+    else Reflect.deleteProperty(navigator, 'mediaDevices');
+  }
+});

@@ -1,6 +1,9 @@
 /**
  * The camera panel: a mirrored live view (facing the user), take-picture with an optional
  * countdown then 'Smile!', and start/stop recording that stops before exceeding maxFileSize.
+ * Both buttons are on the panel when the modes allow both (the spec's drawing); the mode select
+ * only chooses what a recording holds (video and audio, video only, audio only), and there is
+ * no picture to take from audio only.
  * It only renders; the camera itself is `dom/camera.ts` behind the `useCamera` hook.
  */
 import { useState } from 'react';
@@ -35,7 +38,9 @@ export function Camera({
   onCaptured,
 }: CameraProps) {
   const t = useI18n();
-  const [mode, setMode] = useState<CameraMode>(modes[0] ?? 'video-audio');
+  const recordModes = modes.filter((m) => m !== 'picture');
+  const canPicture = modes.includes('picture');
+  const [mode, setMode] = useState<CameraMode>(recordModes[0] ?? 'picture');
   const { status, recording, overlay, videoRef, takePicture, toggleRecording } = useCamera({
     mode,
     facingMode,
@@ -71,11 +76,11 @@ export function Camera({
         <p className="ferry-camera-message">{recording ? t('recording') : t('modeAudioOnly')}</p>
       )}
       <div className="ferry-camera-controls">
-        {modes.length > 1 && (
+        {recordModes.length > 1 && (
           <label className="ferry-camera-mode">
             <span className="ferry-visually-hidden">{t('cameraMode')}</span>
             <select value={mode} disabled={recording} onChange={(e) => setMode(e.currentTarget.value as CameraMode)}>
-              {modes.map((m) => (
+              {recordModes.map((m) => (
                 <option key={m} value={m}>
                   {t(modeKey[m])}
                 </option>
@@ -83,7 +88,7 @@ export function Camera({
             </select>
           </label>
         )}
-        {mode === 'picture' ? (
+        {canPicture && mode !== 'audio-only' && (
           <button
             type="button"
             className="ferry-button ferry-primary"
@@ -92,7 +97,8 @@ export function Camera({
           >
             {t('takePicture')}
           </button>
-        ) : (
+        )}
+        {mode !== 'picture' && (
           <button
             type="button"
             className="ferry-button ferry-primary"

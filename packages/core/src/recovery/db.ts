@@ -1,0 +1,76 @@
+/**
+ * The few IndexedDB calls recovery needs, as promises: one database per engine id (so two
+ * widgets on a page never see each other's files) with a `files` store (records) and a `blobs`
+ * store (copies of bytes where the Origin Private File System is missing).
+ */
+
+const VERSION = 1;
+export const FILES = 'files';
+export const BLOBS = 'blobs';
+
+/** The database name of an engine id. */
+export const dbName = (scope: string) => `ferry-recovery:${scope}`;
+
+function done<T>(request: IDBRequest<T>): Promise<T> {
+  return new Promise((ok, fail) => {
+    request.onsuccess = () => ok(request.result);
+    request.onerror = () => fail(request.error);
+  });
+}
+
+function committed(tx: IDBTransaction): Promise<void> {
+  return new Promise((ok, fail) => {
+    tx.oncomplete = () => ok();
+    tx.onerror = () => fail(tx.error);
+    tx.onabort = () => fail(tx.error ?? new DOMException('transaction aborted', 'AbortError'));
+  });
+}
+
+/** A small key-value view over the two stores of one scope. */
+export class RecoveryDb {
+  readonly #db: Promise<IDBDatabase>;
+
+  constructor(scope: string, factory: IDBFactory = indexedDB) {
+    const open = factory.open(dbName(scope), VERSION);
+    open.onupgradeneeded = () => {
+      for (const name of [FILES, BLOBS])
+        if (!open.result.objectStoreNames.contains(name)) open.result.createObjectStore(name);
+    };
+    this.#db = done(open);
+  }
+
+  async all<T>(store: string): Promise<Map<string, T>> {
+    const db = await this.#db;
+    const tx = db.transaction(store, 'readonly');
+    const [keys, values] = await Promise.all([
+      done(tx.objectStore(store).getAllKeys()),
+      done(tx.objectStore(store).getAll() as IDBRequest<T[]>),
+    ]);
+    return new Map(keys.map((k, i) => [String(k), values[i] as T]));
+  }
+
+  async get<T>(store: string, key: string): Promise<T | undefined> {
+    const db = await this.#db;
+    return done(db.transaction(store, 'readonly').objectStore(store).get(key) as IDBRequest<T | undefined>);
+  }
+
+  /** Writes and deletes in one transaction. */
+  async write(store: string, puts: [string, unknown][], deletes: string[] = []): Promise<void> {
+    if (puts.length === 0 && deletes.length === 0) return;
+    const db = await this.#db;
+    const tx = db.transaction(store, 'readwrite');
+    const os = tx.objectStore(store);
+    for (const [key, value] of puts) os.put(value, key);
+    for (const key of deletes) os.delete(key);
+    await committed(tx);
+  }
+
+  async count(store: string): Promise<number> {
+    const db = await this.#db;
+    return done(db.transaction(store, 'readonly').objectStore(store).count());
+  }
+
+  async close(): Promise<void> {
+    (await this.#db).close();
+  }
+}
