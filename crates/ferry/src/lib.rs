@@ -5,7 +5,7 @@
 //!
 //! - [`config`]: flags and environment; [`companion`]: the companion's options;
 //!   [`compat`]: Companion's `COMPANION_*` environment names mapped onto Ferry's.
-//! - [`ui`]: the static web page at `/`.
+//! - `ui`: the web page at `/`, built into the binary (`--ui-dir` or `--no-ui` change that).
 //! - `s3`: `--s3-*` options -> the one bucket of the tus store and the `/s3/*` signing routes.
 //! - [`app`] builds the router; [`serve`] runs it on a listener until shutdown.
 
@@ -66,7 +66,11 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
                 .map_err(std::io::Error::other)?,
         )
         .merge(s3::router(signing, &config.companion.cors_origins))
-        .merge(ui::router(&config.ui_dir()))
+        .merge(if config.no_ui {
+            Router::new()
+        } else {
+            ui::router(config.ui_dir.as_deref())
+        })
         .layer(
             // One line per request, at info: method, path, status, latency.
             TraceLayer::new_for_http()
