@@ -1,20 +1,24 @@
 # Ferry's entry points. `make run` and `make test` work on a fresh clone: they install the npm
-# dependencies and build what they need first.
+# dependencies, provision the test tools and build what they need first.
 
 SHELL := /bin/bash
 NPM_STAMP := node_modules/.package-lock.json
 UI_STAMP := apps/demo/dist/index.html
 UI_SOURCES := $(shell find packages apps/demo -path '*/node_modules' -prune -o -path '*/dist' -prune -o -type f -print)
 
-.PHONY: run test deps ui server lint lint-rust lint-ts test-rust test-ts e2e bench clean
+.PHONY: run test tools deps ui server release packages docs lint lint-rust lint-ts test-rust test-ts e2e bench clean
 
-## run: build the page and the server, then serve on http://127.0.0.1:3020/
-run: ui
-	cargo build --release -p ferry
+## run: build the page and the server (the page is embedded in it), then serve on http://127.0.0.1:3020/
+run: release
 	./target/release/ferry serve
 
-## test: every check and test suite: formatting, lints, types, unit, integration, end to end
-test: lint test-rust test-ts e2e
+## test: provision the tools, then every check and suite: formatting, lints, types, API docs,
+## unit, integration, end to end (including the npm tarballs in an app outside the repository)
+test: tools lint test-rust test-ts e2e
+
+## tools: Chromium, redis-server, haproxy (apt) and Garage (built once into ~/.cache/ferry)
+tools:
+	@for ensure in scripts/ensure-*.sh; do "$$ensure" || exit 1; done
 
 deps: $(NPM_STAMP)
 
@@ -27,21 +31,36 @@ ui: $(UI_STAMP)
 $(UI_STAMP): $(NPM_STAMP) $(UI_SOURCES)
 	npm run build
 
-server:
+# Every cargo build below comes after `ui`: `ferry` embeds apps/demo/dist when it compiles
+# (crates/ferry/build.rs rebuilds it when the page changes).
+server: ui
 	cargo build -p ferry -p ferry-testkit --bins
+
+release: ui
+	cargo build --release -p ferry
+
+## packages: @ferry/core and @ferry/react built into their dist/ (npm pack does this itself)
+packages: deps
+	npm run build --workspace packages/core --workspace packages/react
+
+## docs: the packages' API reference, generated from their types into docs/api/
+docs: deps
+	npx typedoc
 
 lint: lint-rust lint-ts
 
-lint-rust:
+lint-rust: ui
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 
 lint-ts: deps
 	npx tsc --noEmit -p tsconfig.json
 	npx biome check .
+	npx typedoc --emit none
 
-test-rust:
-	cargo test --workspace
+# --no-fail-fast: one failing test binary does not hide the others' results.
+test-rust: ui
+	cargo test --workspace --no-fail-fast
 
 test-ts: deps
 	npx vitest run
@@ -55,4 +74,4 @@ bench:
 
 clean:
 	cargo clean
-	rm -rf node_modules apps/demo/dist
+	rm -rf node_modules apps/demo/dist packages/*/dist docs/api

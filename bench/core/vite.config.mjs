@@ -2,7 +2,7 @@
 // and the Uppy peer, with the same Vite. BENCH_PAGE=ferry|uppy.
 import { resolve } from 'node:path';
 import react from '@vitejs/plugin-react';
-import { defineConfig } from 'vite';
+import { defaultClientConditions, defineConfig } from 'vite';
 
 const here = import.meta.dirname;
 const page = process.env.BENCH_PAGE ?? 'ferry';
@@ -11,6 +11,6 @@ export default defineConfig({
   root: page === 'ferry' ? resolve(here, '../../apps/demo') : resolve(here, 'uppy'),
   plugins: [react()],
   logLevel: 'warn',
-  resolve: { dedupe: ['react', 'react-dom'] },
+  resolve: { dedupe: ['react', 'react-dom'], conditions: ['ferry-source', ...defaultClientConditions] },
   build: { outDir: resolve(here, '../results/core', page), emptyOutDir: true },
 });

@@ -2,7 +2,7 @@
 // BENCH_PAGE=ferry|uppy, BENCH_REACT=bundled|external (external: React left out of the bundle).
 import { resolve } from 'node:path';
 import react from '@vitejs/plugin-react';
-import { defineConfig } from 'vite';
+import { defaultClientConditions, defineConfig } from 'vite';
 
 const here = import.meta.dirname;
 const page = process.env.BENCH_PAGE ?? 'ferry';
@@ -13,6 +13,7 @@ export default defineConfig({
   root,
   plugins: [react()],
   logLevel: 'warn',
+  resolve: { conditions: ['ferry-source', ...defaultClientConditions] },
   build: {
     outDir: resolve(here, '../results/dashboard', `${page}-${external ? 'no-react' : 'full'}`),
     emptyOutDir: true,

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { build } from 'vite';
+import { build, defaultClientConditions } from 'vite';
 import type { RunningFerry } from './ferry.ts';
 
 export const corePageRoot = resolve(import.meta.dirname, '..', 'pages', 'core');
@@ -18,6 +18,8 @@ export async function buildCorePage(): Promise<{ dir: string; remove(): Promise<
     root: corePageRoot,
     logLevel: 'error',
     configFile: false,
+    // @ferry/core from its sources, as in development.
+    resolve: { conditions: ['ferry-source', ...defaultClientConditions] },
     build: { outDir: dir, emptyOutDir: true, minify: false },
   });
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };

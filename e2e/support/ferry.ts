@@ -19,9 +19,17 @@ export interface RunningFerry {
   stop(): Promise<void>;
 }
 
-export async function startFerry(extraArgs: string[] = []): Promise<RunningFerry> {
+/** Where the process runs: another binary (default {@link ferryBin}) and working directory. */
+export interface StartOptions {
+  bin?: string;
+  cwd?: string;
+}
+
+export async function startFerry(extraArgs: string[] = [], options: StartOptions = {}): Promise<RunningFerry> {
   const dataDir = await mkdtemp(join(tmpdir(), 'ferry-e2e-'));
-  const child = spawn(ferryBin, ['serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extraArgs], {
+  const bin = options.bin ?? ferryBin;
+  const child = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extraArgs], {
+    cwd: options.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, FERRY_LOG: process.env.FERRY_LOG ?? 'warn' },
   });

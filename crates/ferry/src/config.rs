@@ -7,9 +7,6 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use ferry_s3::Secret;
 
-/// Where `make` puts the built demo page; the default for `--ui-dir`.
-const BUILT_UI_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../apps/demo/dist");
-
 #[derive(Debug, Parser)]
 #[command(
     name = "ferry",
@@ -38,9 +35,13 @@ pub struct ServeConfig {
     #[arg(long, env = "FERRY_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
 
-    /// Directory of the built web page served at `/` [default: the repository's apps/demo/dist].
+    /// Directory of a built web page to serve at `/` [default: the page built into the binary].
     #[arg(long, env = "FERRY_UI_DIR")]
     pub ui_dir: Option<PathBuf>,
+
+    /// Serve no web page: the API routes only (`/` answers 404).
+    #[arg(long, env = "FERRY_NO_UI", conflicts_with = "ui_dir")]
+    pub no_ui: bool,
 
     /// Largest upload accepted, in bytes (no limit when unset).
     #[arg(long, env = "FERRY_MAX_SIZE")]
@@ -219,14 +220,6 @@ pub struct S3Args {
 /// A secret option's value, kept out of `Debug` output.
 pub fn secret(raw: &str) -> Result<Secret, String> {
     Ok(Secret::new(raw))
-}
-
-impl ServeConfig {
-    pub fn ui_dir(&self) -> PathBuf {
-        self.ui_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(BUILT_UI_DIR))
-    }
 }
 
 #[cfg(test)]

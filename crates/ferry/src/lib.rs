@@ -9,7 +9,7 @@
 //!   [`providers`]: the cloud-provider options (`--google-key`, ...).
 //! - [`cluster`]: `--redis-url` and friends: the Redis upload lock, `/health`'s Redis check and
 //!   the cluster figures on `/metrics`.
-//! - [`ui`]: the static web page at `/`.
+//! - `ui`: the web page at `/`, built into the binary (`--ui-dir` or `--no-ui` change that).
 //! - `s3`: `--s3-*` options -> the one bucket of the tus store and the `/s3/*` signing routes.
 //! - [`app`] builds the router; [`serve`] runs it on a listener until shutdown.
 
@@ -90,7 +90,11 @@ async fn build(config: &ServeConfig) -> std::io::Result<(Router, Option<HookSend
         .merge(ferry_form::router(form))
         .merge(ferry_companion::router(companion).map_err(std::io::Error::other)?)
         .merge(s3::router(signing, &config.companion.cors_origins))
-        .merge(ui::router(&config.ui_dir()));
+        .merge(if config.no_ui {
+            Router::new()
+        } else {
+            ui::router(config.ui_dir.as_deref())
+        });
     let app = match cluster {
         Some(cluster) => app.layer(axum::middleware::from_fn_with_state(
             cluster,

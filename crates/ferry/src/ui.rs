@@ -1,22 +1,111 @@
-//! The web page served at `/`: static files from the built demo app, with `index.html` for any
-//! path that is not a file, so client-side routes work.
+//! The web page served at `/`. By default it is the demo page built into the binary at compile
+//! time (so a copied `ferry` serves it from any directory); `--ui-dir` serves a directory instead
+//! and `--no-ui` serves none. A path that is not a file gets `index.html`, so client-side routes
+//! work.
 
 use std::path::Path;
 
 use axum::Router;
-use axum::response::Html;
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
+use rust_embed::RustEmbed;
 use tower_http::services::{ServeDir, ServeFile};
 
 /// Shown when the page has not been built, instead of a bare 404.
 const NOT_BUILT: &str = "<!doctype html><title>Ferry</title><p>The upload page is not built. \
 Run <code>make run</code> from the repository, or pass <code>--ui-dir</code>.</p>";
 
-pub fn router(dir: &Path) -> Router {
+/// The built demo page (apps/demo/dist, source maps left out), embedded at compile time; empty
+/// when the page was not built. `build.rs` makes cargo rebuild when the page changes.
+#[derive(RustEmbed)]
+#[folder = "../../apps/demo/dist"]
+#[exclude = "*.map"]
+#[allow_missing = true]
+struct Page;
+
+/// The page at `/`: the directory `dir` when given, else the page embedded in the binary.
+pub fn router(dir: Option<&Path>) -> Router {
+    match dir {
+        Some(dir) => dir_router(dir),
+        None => embedded_router(),
+    }
+}
+
+/// Whether this binary was built with the page inside it.
+pub fn embedded() -> bool {
+    Page::get("index.html").is_some()
+}
+
+fn dir_router(dir: &Path) -> Router {
     if !dir.join("index.html").is_file() {
         tracing::warn!(dir = %dir.display(), "web page not built; serving a placeholder at /");
-        return Router::new().fallback(get(|| async { Html(NOT_BUILT) }));
+        return placeholder();
     }
     let index = ServeFile::new(dir.join("index.html"));
     Router::new().fallback_service(ServeDir::new(dir).fallback(index))
+}
+
+fn embedded_router() -> Router {
+    if !embedded() {
+        tracing::warn!("this binary was built without the web page; serving a placeholder at /");
+        return placeholder();
+    }
+    Router::new().fallback(serve_embedded)
+}
+
+fn placeholder() -> Router {
+    Router::new().fallback(get(|| async { Html(NOT_BUILT) }))
+}
+
+/// One file of the embedded page, with the headers `ServeDir` gives a directory's files plus
+/// caching: Vite's `assets/` names carry a content hash, so they never change.
+async fn serve_embedded(method: Method, uri: Uri, headers: HeaderMap) -> Response {
+    if method != Method::GET && method != Method::HEAD {
+        return (
+            StatusCode::METHOD_NOT_ALLOWED,
+            [(header::ALLOW, HeaderValue::from_static("GET,HEAD"))],
+        )
+            .into_response();
+    }
+    let wanted = uri.path().trim_start_matches('/');
+    let (path, file) = match Page::get(wanted) {
+        Some(file) => (wanted, file),
+        None => match Page::get("index.html") {
+            Some(file) => ("index.html", file),
+            None => return Html(NOT_BUILT).into_response(),
+        },
+    };
+    let etag = format!("\"{}\"", hex(&file.metadata.sha256_hash()));
+    let cache = if path.starts_with("assets/") {
+        "public, max-age=31536000, immutable"
+    } else {
+        "no-cache"
+    };
+    let fresh = headers
+        .get(header::IF_NONE_MATCH)
+        .is_some_and(|v| v.as_bytes() == etag.as_bytes());
+    let builder = Response::builder()
+        .header(header::ETAG, &etag)
+        .header(header::CACHE_CONTROL, cache);
+    let response = if fresh {
+        builder.status(StatusCode::NOT_MODIFIED).body(Body::empty())
+    } else {
+        let builder = builder
+            .header(header::CONTENT_TYPE, file.metadata.mimetype())
+            .header(header::CONTENT_LENGTH, file.data.len());
+        let body = if method == Method::HEAD {
+            Body::empty()
+        } else {
+            Body::from(file.data)
+        };
+        builder.body(body)
+    };
+    // Every header above is a valid value, so building cannot fail; answer 500 if it ever does.
+    response.unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

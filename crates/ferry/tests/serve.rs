@@ -17,6 +17,10 @@ impl Drop for Running {
 }
 
 async fn start(ui_dir: Option<std::path::PathBuf>) -> Running {
+    start_with(ui_dir, false).await
+}
+
+async fn start_with(ui_dir: Option<std::path::PathBuf>, no_ui: bool) -> Running {
     let data = tempfile::tempdir().expect("temp dir");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
@@ -24,6 +28,7 @@ async fn start(ui_dir: Option<std::path::PathBuf>) -> Running {
         listen: listener.local_addr().expect("addr"),
         data_dir: data.path().to_owned(),
         ui_dir,
+        no_ui,
         max_size: None,
         s3: Default::default(),
         tus: Default::default(),
@@ -60,6 +65,106 @@ async fn page_is_served_from_the_ui_dir_with_index_fallback() {
         assert_eq!(res.status(), 200, "{path}");
         assert_eq!(res.text().await.expect("body"), "<title>ferry page</title>");
     }
+}
+
+/// The page built into the binary: `build.rs` rebuilds `ferry` whenever apps/demo/dist changes,
+/// so the embedded files are the ones on disk now (or the placeholder when there are none).
+#[tokio::test]
+async fn embedded_page_is_the_built_demo_page() {
+    let dist = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps/demo/dist");
+    let server = start(None).await;
+    let get = |path: &str| reqwest::get(format!("{}{path}", server.base));
+    let Ok(index) = std::fs::read_to_string(dist.join("index.html")) else {
+        let res = get("/").await.expect("request");
+        assert_eq!(res.status(), 200);
+        assert!(
+            res.text()
+                .await
+                .expect("body")
+                .contains("The upload page is not built")
+        );
+        return;
+    };
+    for path in ["/", "/index.html", "/some/client/route"] {
+        let res = get(path).await.expect("request");
+        assert_eq!(res.status(), 200, "{path}");
+        assert_eq!(res.headers()["content-type"], "text/html", "{path}");
+        assert_eq!(res.text().await.expect("body"), index, "{path}");
+    }
+    // The script the page loads, byte for byte, cacheable forever (its name is its hash).
+    let script = index
+        .split('"')
+        .find(|s| s.starts_with("/assets/") && s.ends_with(".js"))
+        .expect("index.html names its script");
+    let res = get(script).await.expect("request");
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "text/javascript");
+    assert_eq!(
+        res.headers()["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    let etag = res.headers()["etag"].clone();
+    let on_disk = std::fs::read(dist.join(script.trim_start_matches('/'))).expect("asset");
+    assert_eq!(
+        res.bytes().await.expect("body").as_ref(),
+        on_disk.as_slice()
+    );
+    let again = reqwest::Client::new()
+        .get(format!("{}{script}", server.base))
+        .header("if-none-match", etag)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(again.status(), 304);
+    // Source maps stay out of the binary; their paths fall back to the page like any other.
+    let map = get(&format!("{script}.map")).await.expect("request");
+    assert_eq!(map.text().await.expect("body"), index);
+    let post = reqwest::Client::new()
+        .post(format!("{}/", server.base))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(post.status(), 405);
+}
+
+#[tokio::test]
+async fn no_ui_serves_the_api_only() {
+    let server = start_with(None, true).await;
+    let page = reqwest::get(format!("{}/", server.base))
+        .await
+        .expect("request");
+    assert_eq!(page.status(), 404);
+    let health = reqwest::get(format!("{}/health", server.base))
+        .await
+        .expect("request");
+    assert_eq!(health.status(), 200);
+}
+
+#[test]
+fn version_flag_prints_the_crate_version() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .arg("--version")
+        .output()
+        .expect("run ferry");
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("ferry {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn ui_dir_and_no_ui_conflict() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "--no-ui", "--ui-dir", "/tmp"])
+        .output()
+        .expect("run ferry");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot be used with"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[tokio::test]
@@ -107,6 +212,7 @@ async fn shutdown_closes_a_stalled_upload_after_the_grace_period() {
         listen: addr,
         data_dir: data.path().to_owned(),
         ui_dir: None,
+        no_ui: false,
         max_size: None,
         s3: Default::default(),
         tus: Default::default(),
