@@ -6,7 +6,10 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     ...Object.fromEntries(
-      ['en', 'de', 'fr', 'es', 'pt-BR', 'ja', 'zh-CN', 'ar'].map((code) => [`locales/${code}`, `src/locales/${code}.ts`]),
+      ['en', 'de', 'fr', 'es', 'pt-BR', 'ja', 'zh-CN', 'ar'].map((code) => [
+        `locales/${code}`,
+        `src/locales/${code}.ts`,
+      ]),
     ),
   },
   format: 'esm',
