@@ -70,17 +70,12 @@ impl ProviderSource {
 #[async_trait::async_trait]
 impl Source for ProviderSource {
     async fn open(&self, from: u64) -> Result<Opened, TransferError> {
-        let first = if from == 0 {
-            self.inner().first.take()
-        } else {
-            None
-        };
+        // The response opened by `/get` serves a read from byte 0 only; any other start (a
+        // destination resuming) drops it and reopens at the offset.
+        let first = self.inner().first.take().filter(|_| from == 0);
         let download = match first {
             Some(d) => d,
-            None => {
-                self.inner().first = None;
-                self.reopen(from).await?
-            }
+            None => self.reopen(from).await?,
         };
         let mut inner = self.inner();
         if download.size.is_some() {
@@ -98,6 +93,11 @@ impl Source for ProviderSource {
 
     fn name(&self) -> Option<String> {
         self.inner().name.clone()
+    }
+
+    /// `<provider>:<file id>` (e.g. `drive:1AbC`), for hooks.
+    fn origin(&self) -> Option<String> {
+        Some(format!("{}:{}", self.provider.id(), self.id))
     }
 }
 
