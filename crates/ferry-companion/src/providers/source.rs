@@ -99,6 +99,11 @@ impl Source for ProviderSource {
     fn name(&self) -> Option<String> {
         self.inner().name.clone()
     }
+
+    /// `{provider}:{file id}` (e.g. `drive:1AbC`), the file as the provider names it.
+    fn origin(&self) -> Option<String> {
+        Some(format!("{}:{}", self.provider.id(), self.id))
+    }
 }
 
 fn to_transfer(e: ProviderError) -> TransferError {
