@@ -2,14 +2,11 @@
 //! source URL by the egress rules, the destination by the allowlist); the transfer itself waits
 //! for the progress socket (see [`crate::transfer::run_job`]).
 
-use std::net::SocketAddr;
-
+use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
-use axum::extract::{ConnectInfo, State};
 use axum::http::request::Parts;
 use axum::routing::post;
 use axum::{Json, Router};
-use ferry_hooks::{HookType, HttpRequestInfo};
 use serde_json::{Value, json};
 
 use crate::error::CompanionError;
@@ -29,19 +26,8 @@ async fn get(
         .ok_or_else(|| CompanionError::BadRequest("Invalid request body".into()))?;
     let source = state.sources().check(raw_url)?;
     let source = Box::new(UrlSource::new(state.sources().client().clone(), source));
-    let mut request = TransferRequest::from_body(&state, source, body)?;
-    if state.config().hooks.enabled(HookType::PostFinish) {
-        let peer = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|ConnectInfo(addr)| *addr);
-        request.hook_request = Some(HttpRequestInfo::from_parts(
-            &parts.method,
-            &parts.uri,
-            peer,
-            &parts.headers,
-        ));
-    }
+    let request =
+        TransferRequest::from_body(&state, source, body)?.with_hook_request(&state, &parts);
     let (token, job) = state.jobs().create();
     tokio::spawn(crate::transfer::run_job(
         state.clone(),

@@ -96,6 +96,7 @@ async fn get_file(
     Path((p, id)): Path<(String, String)>,
     Query(q): Params,
     headers: HeaderMap,
+    parts: axum::http::request::Parts,
     body: Result<Json<UploadBody>, JsonRejection>,
 ) -> Result<Json<Value>, CompanionError> {
     let provider = provider(&state, &p)?;
@@ -104,7 +105,8 @@ async fn get_file(
     // Open the download before answering: a refused access token is a 401 now, which is what
     // makes the client refresh and retry.
     let source = ProviderSource::open_first(provider, session, &id).await?;
-    let request = TransferRequest::from_body(&state, Box::new(source), body)?;
+    let request = TransferRequest::from_body(&state, Box::new(source), body)?
+        .with_hook_request(&state, &parts);
     let (token, job) = state.jobs().create();
     tokio::spawn(crate::transfer::run_job(
         state.clone(),

@@ -3,6 +3,11 @@
 //! ([`super::destination`]), and every destination URL is held to the allowlist by [`allowed`].
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+use axum::extract::ConnectInfo;
+use axum::http::request::Parts;
+use ferry_hooks::{HookType, HttpRequestInfo};
 
 use reqwest::header::HeaderMap;
 use serde::Deserialize;
@@ -87,6 +92,25 @@ impl TransferRequest {
             headers,
             hook_request: None,
         })
+    }
+}
+
+impl TransferRequest {
+    /// Keeps the client's request for the transfer's post-finish, when that hook is on.
+    pub fn with_hook_request(mut self, state: &AppState, parts: &Parts) -> Self {
+        if state.config().hooks.enabled(HookType::PostFinish) {
+            let peer = parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|ConnectInfo(addr)| *addr);
+            self.hook_request = Some(HttpRequestInfo::from_parts(
+                &parts.method,
+                &parts.uri,
+                peer,
+                &parts.headers,
+            ));
+        }
+        self
     }
 }
 
