@@ -147,7 +147,16 @@ test('the packages import under plain Node (no window or document at import time
     ['ferry.d.ts', 'ferry.js', 'ferry.js.map', 'index.d.ts', 'index.js', 'index.js.map', 'styles.css'].sort(),
   );
   const coreDist = await readdir(join(app, 'node_modules', '@ferry', 'core', 'dist'));
-  expect(coreDist.sort()).toEqual(['index.d.ts', 'index.js', 'index.js.map']);
+  // The engine, the locale packs, and type chunks the bundler shares between them.
+  expect(coreDist.filter((name) => !/^[\w-]+\.d\.ts$/.test(name) || name === 'index.d.ts').sort()).toEqual(
+    ['index.d.ts', 'index.js', 'index.js.map', 'locales'].sort(),
+  );
+  const packs = await readdir(join(app, 'node_modules', '@ferry', 'core', 'dist', 'locales'));
+  for (const code of ['en', 'de', 'fr', 'es', 'pt-BR', 'ja', 'zh-CN', 'ar']) {
+    expect(packs, code).toContain(`${code}.js`);
+    expect(packs, code).toContain(`${code}.d.ts`);
+  }
+  expect(packs.some((name) => name.endsWith('.ts') && !name.endsWith('.d.ts'))).toBe(false);
 });
 
 test('a Vite + React app built from the tarballs uploads through its Dashboard', async () => {
