@@ -1,0 +1,172 @@
+//! Who a request acts for, and what its token lets that subject upload.
+
+use std::sync::Arc;
+
+use crate::error::AuthError;
+use crate::quota::Quota;
+use crate::token::Claims;
+
+/// The checked token of a request, put in its extensions by the [`Gate`](crate::Gate).
+#[derive(Clone, Debug)]
+pub struct Principal {
+    claims: Arc<Claims>,
+    quota: Option<Arc<Quota>>,
+}
+
+/// What is known of a file when it asks to come in.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Admission<'a> {
+    /// Its size, when declared.
+    pub size: Option<u64>,
+    /// Its MIME type, as the client declared it.
+    pub mime: Option<&'a str>,
+    /// Its file name.
+    pub name: Option<&'a str>,
+}
+
+impl Principal {
+    /// The principal of verified `claims`, charged against `quota` when there is one.
+    pub fn new(claims: Claims, quota: Option<Arc<Quota>>) -> Self {
+        Self {
+            claims: Arc::new(claims),
+            quota,
+        }
+    }
+
+    /// The subject (the application's user id).
+    pub fn subject(&self) -> &str {
+        &self.claims.sub
+    }
+
+    /// Whether something recorded as owned by `owner` belongs to this subject. Things recorded
+    /// without an owner (made while access control was off) belong to nobody.
+    pub fn owns(&self, owner: Option<&str>) -> bool {
+        owner == Some(self.subject())
+    }
+
+    /// The storage prefix the token confines files to, if any.
+    pub fn prefix(&self) -> Option<&str> {
+        self.claims.prefix.as_deref()
+    }
+
+    /// Lets a file in, or says why not: the token's size and type limits, then the subject's
+    /// quota, which is charged the declared size.
+    pub fn admit(&self, file: &Admission<'_>) -> Result<(), AuthError> {
+        if let (Some(limit), Some(size)) = (self.claims.max_size, file.size) {
+            if size > limit {
+                return Err(AuthError::TooLarge { limit });
+            }
+        }
+        if let Some(types) = &self.claims.types {
+            if !types.iter().any(|t| type_matches(t, file.mime, file.name)) {
+                return Err(AuthError::TypeNotAllowed {
+                    accepted: types.join(", "),
+                });
+            }
+        }
+        match &self.quota {
+            Some(quota) => quota.reserve(self.subject(), file.size),
+            None => Ok(()),
+        }
+    }
+
+    /// Checks that `key` lies under the token's prefix (any key when it has none).
+    pub fn check_key(&self, key: &str) -> Result<(), AuthError> {
+        match self.prefix() {
+            Some(prefix) if !key.starts_with(prefix) || key.contains("..") => {
+                Err(AuthError::OutsidePrefix {
+                    prefix: prefix.to_owned(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Whether a file with `mime` and `name` matches one accepted `pattern`: `.ext` (by name),
+/// `type/*` or an exact MIME type, all case-insensitive.
+fn type_matches(pattern: &str, mime: Option<&str>, name: Option<&str>) -> bool {
+    let pattern = pattern.trim().to_ascii_lowercase();
+    if pattern.starts_with('.') {
+        return name.is_some_and(|n| n.to_ascii_lowercase().ends_with(&pattern));
+    }
+    let Some(mime) = mime.map(|m| {
+        let m = m.split(';').next().unwrap_or_default();
+        m.trim().to_ascii_lowercase()
+    }) else {
+        return false;
+    };
+    match pattern.strip_suffix("/*") {
+        Some(family) => mime.split('/').next() == Some(family) && mime.contains('/'),
+        None => mime == pattern,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn principal(claims: Claims) -> Principal {
+        Principal::new(
+            Claims {
+                sub: "alice".into(),
+                exp: u64::MAX,
+                ..claims
+            },
+            None,
+        )
+    }
+
+    fn file<'a>(size: u64, mime: Option<&'a str>, name: Option<&'a str>) -> Admission<'a> {
+        Admission {
+            size: Some(size),
+            mime,
+            name,
+        }
+    }
+
+    #[test]
+    fn size_and_type_limits_apply() {
+        let p = principal(Claims {
+            max_size: Some(100),
+            types: Some(vec!["image/*".into(), ".PDF".into(), "text/plain".into()]),
+            ..Claims::default()
+        });
+        assert_eq!(p.admit(&file(100, Some("image/png"), None)), Ok(()));
+        assert_eq!(
+            p.admit(&file(101, Some("image/png"), None)),
+            Err(AuthError::TooLarge { limit: 100 })
+        );
+        assert_eq!(p.admit(&file(1, None, Some("a.pdf"))), Ok(()));
+        assert_eq!(
+            p.admit(&file(1, Some("Text/Plain; charset=utf-8"), None)),
+            Ok(())
+        );
+        for (mime, name) in [
+            (Some("video/mp4"), Some("a.mp4")),
+            (Some("image"), None),
+            (Some("imagex/png"), None),
+            (None, None),
+        ] {
+            assert!(matches!(
+                p.admit(&file(1, mime, name)),
+                Err(AuthError::TypeNotAllowed { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn ownership_and_prefix() {
+        let p = principal(Claims {
+            prefix: Some("users/alice/".into()),
+            ..Claims::default()
+        });
+        assert!(p.owns(Some("alice")));
+        assert!(!p.owns(Some("bob")));
+        assert!(!p.owns(None));
+        assert_eq!(p.check_key("users/alice/x"), Ok(()));
+        assert!(p.check_key("users/bob/x").is_err());
+        assert!(p.check_key("users/alice/../bob/x").is_err());
+        assert_eq!(principal(Claims::default()).check_key("anything"), Ok(()));
+    }
+}
