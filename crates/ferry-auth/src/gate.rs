@@ -5,14 +5,14 @@
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{Method, header};
+use axum::http::{HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::AuthError;
 use crate::principal::Principal;
 use crate::quota::Quota;
-use crate::token;
+use crate::{jwt, token};
 
 /// Whether a request (method, path) needs a token.
 pub type Protect = fn(&Method, &str) -> bool;
@@ -50,10 +50,26 @@ impl Gate {
         self
     }
 
+    /// The same secret and quota for the routes `protect` names.
+    pub fn protecting(&self, protect: Protect) -> Self {
+        Self {
+            protect,
+            ..self.clone()
+        }
+    }
+
+    /// A short tag of `subject` (16 hex digits of an HMAC under the secret), to bind names such
+    /// as object keys to a subject without revealing it; it cannot be forged without the secret.
+    pub fn subject_tag(&self, subject: &str) -> String {
+        // The same derivation the S3 routes used before, so existing keys keep their owner.
+        let mac = jwt::mac(&self.secret, format!("ferry-s3-key:{subject}").as_bytes());
+        mac[..8].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
     /// The principal of `token` at `now` (Unix seconds).
     pub fn principal(&self, token: &str, now: u64) -> Result<Principal, AuthError> {
         let claims = token::verify(&self.secret, token, now)?;
-        Ok(Principal::new(claims, self.quota.clone()))
+        Ok(Principal::new(claims, self.quota.clone()).with_token(token))
     }
 
     /// The middleware: open routes pass untouched; protected ones need a valid token.
@@ -74,9 +90,26 @@ impl Gate {
                 request.extensions_mut().insert(principal);
                 next.run(request).await
             }
-            Err(e) => e.into_response(),
+            Err(e) => readable_refusal(&request, e),
         }
     }
+}
+
+/// The refusal, readable by the page that sent the request. The gate answers before the
+/// routes' own CORS layers run, so without this a browser would hide the message (and the
+/// status) from the page on another origin; the body says nothing but why the token failed.
+fn readable_refusal(request: &Request, e: AuthError) -> Response {
+    let mut response = e.into_response();
+    if let Some(origin) = request.headers().get(header::ORIGIN) {
+        let headers = response.headers_mut();
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone());
+        headers.insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("www-authenticate"),
+        );
+        headers.insert(header::VARY, HeaderValue::from_static("origin"));
+    }
+    response
 }
 
 /// The token of a request: `Authorization: Bearer ...`, else the `access_token` query parameter

@@ -41,7 +41,12 @@ pub(crate) fn check_mac(secret: &[u8], input: &[u8], sig: &str) -> Result<(), Fo
 
 /// The base64url HMAC-SHA256 of `input`, as tokens carry signatures.
 pub(crate) fn mac_b64(secret: &[u8], input: &[u8]) -> String {
-    URL_SAFE_NO_PAD.encode(hmac(secret, input).finalize().into_bytes())
+    URL_SAFE_NO_PAD.encode(mac(secret, input))
+}
+
+/// The HMAC-SHA256 of `input` under `secret`.
+pub(crate) fn mac(secret: &[u8], input: &[u8]) -> [u8; 32] {
+    hmac(secret, input).finalize().into_bytes().into()
 }
 
 fn hmac(secret: &[u8], input: &[u8]) -> Hmac<Sha256> {

@@ -7,10 +7,22 @@ use crate::quota::Quota;
 use crate::token::Claims;
 
 /// The checked token of a request, put in its extensions by the [`Gate`](crate::Gate).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Principal {
     claims: Arc<Claims>,
     quota: Option<Arc<Quota>>,
+    /// The token itself, to act for the subject on the server's own routes (a link import
+    /// into the server's own tus endpoint); empty when made from claims alone.
+    token: Arc<str>,
+}
+
+impl std::fmt::Debug for Principal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Principal")
+            .field("claims", &self.claims)
+            .field("token", &"[redacted]")
+            .finish_non_exhaustive()
+    }
 }
 
 /// What is known of a file when it asks to come in.
@@ -30,7 +42,19 @@ impl Principal {
         Self {
             claims: Arc::new(claims),
             quota,
+            token: Arc::from(""),
         }
+    }
+
+    /// The same principal, remembering the `token` it was read from.
+    pub fn with_token(mut self, token: &str) -> Self {
+        self.token = Arc::from(token);
+        self
+    }
+
+    /// The bearer token the request carried (empty when made from claims alone).
+    pub fn token(&self) -> &str {
+        &self.token
     }
 
     /// The subject (the application's user id).
@@ -44,28 +68,45 @@ impl Principal {
         owner == Some(self.subject())
     }
 
+    /// The largest file the token allows, if it limits size.
+    pub fn max_size(&self) -> Option<u64> {
+        self.claims.max_size
+    }
+
     /// The storage prefix the token confines files to, if any.
     pub fn prefix(&self) -> Option<&str> {
         self.claims.prefix.as_deref()
     }
 
-    /// Lets a file in, or says why not: the token's size and type limits, then the subject's
-    /// quota, which is charged the declared size.
+    /// Lets a file in, or says why not: the token's size and type limits ([`Self::check_file`]),
+    /// then the subject's quota, which is charged the declared size ([`Self::charge`]).
     pub fn admit(&self, file: &Admission<'_>) -> Result<(), AuthError> {
-        if let (Some(limit), Some(size)) = (self.claims.max_size, file.size) {
-            if size > limit {
-                return Err(AuthError::TooLarge { limit });
-            }
+        self.check_file(file)?;
+        self.charge(file.size)
+    }
+
+    /// The token's size and type limits, without charging the quota.
+    pub fn check_file(&self, file: &Admission<'_>) -> Result<(), AuthError> {
+        if let (Some(limit), Some(size)) = (self.claims.max_size, file.size)
+            && size > limit
+        {
+            return Err(AuthError::TooLarge { limit });
         }
-        if let Some(types) = &self.claims.types {
-            if !types.iter().any(|t| type_matches(t, file.mime, file.name)) {
-                return Err(AuthError::TypeNotAllowed {
-                    accepted: types.join(", "),
-                });
-            }
+        if let Some(types) = &self.claims.types
+            && !types.iter().any(|t| type_matches(t, file.mime, file.name))
+        {
+            return Err(AuthError::TypeNotAllowed {
+                accepted: types.join(", "),
+            });
         }
+        Ok(())
+    }
+
+    /// Charges `size` bytes (unknown: nothing, but refused once the quota is used up) to the
+    /// subject's quota, when the server has one.
+    pub fn charge(&self, size: Option<u64>) -> Result<(), AuthError> {
         match &self.quota {
-            Some(quota) => quota.reserve(self.subject(), file.size),
+            Some(quota) => quota.reserve(self.subject(), size),
             None => Ok(()),
         }
     }

@@ -20,8 +20,8 @@ pub enum CompanionError {
     /// The source could not be reached or broke off.
     #[error("Failed to fetch the file")]
     Unreachable(String),
-    /// No bearer token, or one that is malformed, forged or expired; on provider routes, no
-    /// valid Uppy auth token (missing, forged, expired, another provider's).
+    /// On provider routes, no valid Uppy auth token (missing, forged, expired, another
+    /// provider's).
     #[error("{0}")]
     Unauthorized(&'static str),
     /// The token is valid, but what it names was not created under its subject.
@@ -52,6 +52,9 @@ pub enum CompanionError {
     /// A provider answered this status; the message is safe to show.
     #[error("{message}")]
     Provider { status: u16, message: String },
+    /// Refused by access control (`--auth-secret`): token, limits or quota.
+    #[error(transparent)]
+    Auth(#[from] ferry_auth::AuthError),
 }
 
 impl CompanionError {
@@ -71,6 +74,7 @@ impl CompanionError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::OriginNotAllowed => StatusCode::FORBIDDEN,
             Self::Provider { status, .. } => provider_status(*status),
+            Self::Auth(e) => e.status_code(),
         }
     }
 }
@@ -119,6 +123,7 @@ impl IntoResponse for CompanionError {
             Self::Internal(cause) | Self::Config(cause) => {
                 tracing::error!(%cause, "companion error")
             }
+            Self::Auth(e) => return e.clone().into_response(),
             _ => {}
         }
         let body = serde_json::json!({ "message": self.to_string() });

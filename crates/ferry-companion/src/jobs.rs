@@ -25,6 +25,8 @@ pub struct Job {
     pub control: watch::Sender<Control>,
     /// Becomes true when the first socket connects.
     pub connected: watch::Sender<bool>,
+    /// The subject it was started for under `--auth-secret`; only they may watch or steer it.
+    pub owner: Option<String>,
 }
 
 /// Tokens to jobs.
@@ -34,8 +36,8 @@ pub struct Jobs {
 }
 
 impl Jobs {
-    /// Registers a new job under a fresh unguessable token.
-    pub fn create(&self) -> (String, Arc<Job>) {
+    /// Registers a new job for `owner` under a fresh unguessable token.
+    pub fn create(&self, owner: Option<String>) -> (String, Arc<Job>) {
         let mut raw = [0u8; 24];
         rand::rng().fill_bytes(&mut raw);
         let token: String = raw.iter().map(|b| format!("{b:02x}")).collect();
@@ -43,6 +45,7 @@ impl Jobs {
             frame: watch::channel(None).0,
             control: watch::channel(Control::Run).0,
             connected: watch::channel(false).0,
+            owner,
         });
         self.lock().insert(token.clone(), job.clone());
         (token, job)
@@ -123,8 +126,8 @@ mod tests {
     #[test]
     fn tokens_are_distinct_and_long() {
         let jobs = Jobs::default();
-        let (a, _) = jobs.create();
-        let (b, _) = jobs.create();
+        let (a, _) = jobs.create(None);
+        let (b, _) = jobs.create(None);
         assert_ne!(a, b);
         assert_eq!(a.len(), 48);
         assert!(jobs.get(&a).is_some() && jobs.get("nope").is_none());

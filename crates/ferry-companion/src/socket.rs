@@ -2,12 +2,14 @@
 //! after it; takes `pause`, `resume` and `cancel` from the client. Messages are size-capped and
 //! each socket runs in its own task, so a flood on one touches no other.
 
-use axum::Router;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::{Extension, Router};
 use serde::Deserialize;
+
+use ferry_auth::Principal;
 
 use crate::error::CompanionError;
 use crate::jobs::{Control, Job};
@@ -24,11 +26,18 @@ struct ClientFrame {
 async fn upgrade(
     State(state): State<AppState>,
     Path(token): Path<String>,
+    principal: Option<Extension<Principal>>,
     ws: WebSocketUpgrade,
 ) -> Response {
     let Some(job) = state.jobs().get(&token) else {
         return CompanionError::BadRequest("unknown token".to_owned()).into_response();
     };
+    // Under `--auth-secret` a transfer is its subject's alone: to anyone else it does not exist.
+    if let Some(Extension(principal)) = principal
+        && !principal.owns(job.owner.as_deref())
+    {
+        return CompanionError::NotFound("unknown token".to_owned()).into_response();
+    }
     ws.max_message_size(MAX_MESSAGE)
         .max_frame_size(MAX_MESSAGE)
         .on_upgrade(move |socket| run(socket, job))

@@ -18,7 +18,6 @@ use ccm::Ccm;
 use ccm::aead::{Aead, KeyInit};
 use ccm::consts::{U12, U16};
 use hkdf::Hkdf;
-use hmac::{Hmac, Mac};
 use rand::RngCore;
 use serde_json::{Map, Value};
 use sha2::Sha256;
@@ -89,32 +88,17 @@ pub fn open(secret: &[u8], token: &str) -> Result<Vec<u8>, TokenError> {
 /// An HS256 JWT of `{"data": data, "iat": iat, "exp": exp}` (what `jsonwebtoken.sign({data})`
 /// writes).
 pub fn sign_jwt(secret: &[u8], data: &str, iat: i64, exp: i64) -> String {
-    let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
     // Claims in jsonwebtoken's order (serde_json's map would sort them).
     let data = Value::String(data.to_owned());
-    let claims = format!(r#"{{"data":{data},"iat":{iat},"exp":{exp}}}"#);
-    let signing_input = format!("{header}.{}", URL_SAFE_NO_PAD.encode(claims));
-    let sig = URL_SAFE_NO_PAD.encode(hs256(secret, signing_input.as_bytes()));
-    format!("{signing_input}.{sig}")
+    ferry_auth::jwt::sign(
+        secret,
+        &format!(r#"{{"data":{data},"iat":{iat},"exp":{exp}}}"#),
+    )
 }
 
 /// The `data` claim of an HS256 JWT signed with `secret`, unexpired at `now` (Unix seconds).
 pub fn verify_jwt(secret: &[u8], jwt: &str, now: i64) -> Result<String, TokenError> {
-    let (signing_input, sig) = jwt.rsplit_once('.').ok_or(TokenError::Signature)?;
-    let (header, claims) = signing_input.split_once('.').ok_or(TokenError::Signature)?;
-    let sig = URL_SAFE_NO_PAD
-        .decode(sig)
-        .map_err(|_| TokenError::Signature)?;
-    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret)
-        .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
-    mac.update(signing_input.as_bytes());
-    // Constant-time comparison.
-    mac.verify_slice(&sig).map_err(|_| TokenError::Signature)?;
-    let header: Value = decode_part(header)?;
-    if header.get("alg").and_then(Value::as_str) != Some("HS256") {
-        return Err(TokenError::Signature);
-    }
-    let claims: Value = decode_part(claims)?;
+    let claims = ferry_auth::jwt::verify(secret, jwt).map_err(|_| TokenError::Signature)?;
     let exp = claims.get("exp").and_then(Value::as_i64);
     if exp.is_some_and(|exp| now >= exp) {
         return Err(TokenError::Expired);
@@ -124,20 +108,6 @@ pub fn verify_jwt(secret: &[u8], jwt: &str, now: i64) -> Result<String, TokenErr
         .and_then(Value::as_str)
         .map(str::to_owned)
         .ok_or(TokenError::Signature)
-}
-
-fn decode_part(part: &str) -> Result<Value, TokenError> {
-    let raw = URL_SAFE_NO_PAD
-        .decode(part)
-        .map_err(|_| TokenError::Signature)?;
-    serde_json::from_slice(&raw).map_err(|_| TokenError::Signature)
-}
-
-fn hs256(secret: &[u8], input: &[u8]) -> Vec<u8> {
-    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret)
-        .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
-    mac.update(input);
-    mac.finalize().into_bytes().to_vec()
 }
 
 /// Seals `{"<provider>": session}` as an Uppy auth token valid for `max_age_secs` from `now`.

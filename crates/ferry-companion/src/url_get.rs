@@ -26,9 +26,10 @@ async fn get(
         .ok_or_else(|| CompanionError::BadRequest("Invalid request body".into()))?;
     let source = state.sources().check(raw_url)?;
     let source = Box::new(UrlSource::new(state.sources().client().clone(), source));
-    let request =
-        TransferRequest::from_body(&state, source, body)?.with_hook_request(&state, &parts);
-    let (token, job) = state.jobs().create();
+    let request = TransferRequest::from_body(&state, source, body)?
+        .with_hook_request(&state, &parts)
+        .for_principal(&parts)?;
+    let (token, job) = state.jobs().create(request.owner.clone());
     tokio::spawn(crate::transfer::run_job(
         state.clone(),
         token.clone(),

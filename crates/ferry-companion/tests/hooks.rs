@@ -109,7 +109,7 @@ async fn an_s3_import_reports_bucket_and_key_and_metrics_count_hooks() {
             ..garage.bucket()
         },
         expires: Duration::from_secs(300),
-        auth_secret: None,
+        auth: None,
     };
     let data = random_bytes(100_000);
     let origin = Origin::start(data.clone(), OriginOptions::default()).await;

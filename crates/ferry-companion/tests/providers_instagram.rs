@@ -209,7 +209,7 @@ async fn drive_import_into_s3_multipart_is_byte_exact() {
             ..garage.bucket()
         },
         expires: Duration::from_secs(300),
-        auth_secret: None,
+        auth: None,
     };
     let env = start_with(Opts {
         exempt_loopback: true,

@@ -6,7 +6,7 @@ mod s3_common;
 
 use axum::Router;
 use axum::routing::post;
-use ferry_companion::s3::auth::issue_token;
+use ferry_auth::token::issue_legacy as issue_token;
 use ferry_companion::s3::{S3State, router};
 use ferry_testkit::TestServer;
 use s3_common::{Fixture, get_json_with, settings};
@@ -24,7 +24,7 @@ fn now() -> u64 {
 #[tokio::test]
 async fn tokens_are_required_and_uploads_are_bound_to_their_subject() {
     let mut f = Fixture::start(|g| ferry_companion::s3::S3Settings {
-        auth_secret: Some(ferry_s3::Secret::new(SECRET)),
+        auth: Some(ferry_auth::Gate::new(SECRET.as_bytes(), |_, _| true)),
         ..settings(g)
     })
     .await;
@@ -45,6 +45,30 @@ async fn tokens_are_required_and_uploads_are_bound_to_their_subject() {
     }
     let (status, _) = get_json_with(&params, Some(&alice)).await;
     assert_eq!(status, 200);
+    // The JWT form of `--auth-secret`, with a type limit.
+    let jwt = ferry_auth::issue(
+        SECRET.as_bytes(),
+        &ferry_auth::Claims {
+            sub: "alice".into(),
+            exp: now() + 600,
+            types: Some(vec!["image/*".into()]),
+            ..Default::default()
+        },
+    );
+    let (status, _) = get_json_with(
+        &f.url("/s3/params?filename=a.png&type=image/png"),
+        Some(&jwt),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, body) = get_json_with(&params, Some(&jwt)).await;
+    assert_eq!(
+        (status, body["message"].as_str()),
+        (
+            415,
+            Some("File type not allowed: accepted types are image/*")
+        )
+    );
 
     f.token = Some(alice.clone());
     let (upload_id, key) = f.create("mine.bin").await;
@@ -112,7 +136,7 @@ async fn a_failure_inside_a_200_complete_answer_is_an_error() {
             key_prefix: String::new(),
         },
         expires: std::time::Duration::from_secs(60),
-        auth_secret: None,
+        auth: None,
     })
     .expect("settings");
     let server = TestServer::start(router(state)).await;

@@ -23,7 +23,7 @@ async fn setup() -> (Garage, TestServer) {
             ..garage.bucket()
         },
         expires: Duration::from_secs(300),
-        auth_secret: None,
+        auth: None,
     };
     let config = CompanionConfig {
         s3: Some(S3State::new(settings).expect("settings")),

@@ -1,6 +1,7 @@
 //! `GET /upload/{id}`: the stored bytes, streamed, always as a download (attachment, generic
 //! type, nosniff) so an uploaded page or script never runs in the server's origin.
 
+use axum::Extension;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::header::{
@@ -9,13 +10,20 @@ use axum::http::header::{
 use axum::response::{IntoResponse, Response};
 use tokio_util::io::ReaderStream;
 
-use crate::{FormError, FormState};
+use ferry_auth::Principal;
+
+use crate::{FormError, FormState, access};
 
 pub(crate) async fn handle(
     State(state): State<FormState>,
     Path(id): Path<String>,
+    principal: Option<Extension<Principal>>,
 ) -> Result<Response, FormError> {
     let (path, info) = state.store.get(&id).await?;
+    // Another subject's file is as unknown as a missing one.
+    if !access::may_read(principal.as_deref(), info.owner.as_deref()) {
+        return Err(FormError::NotFound);
+    }
     let file = match tokio::fs::File::open(&path).await {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(FormError::NotFound),

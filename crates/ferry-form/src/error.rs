@@ -32,6 +32,9 @@ pub enum FormError {
         /// The hook error's public message.
         message: String,
     },
+    /// Refused by access control (`--auth-secret`): the token's limits or the quota.
+    #[error(transparent)]
+    Auth(#[from] ferry_auth::AuthError),
     /// A pre-create hook refused the file: the answer it chose, sent as it is.
     #[error("refused by the application's hook")]
     Refused(Box<axum::http::Response<String>>),
@@ -47,6 +50,7 @@ impl FormError {
             Self::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Hook { status, .. } => *status,
             Self::Refused(answer) => answer.status(),
+            Self::Auth(e) => e.status_code(),
         }
     }
 }
@@ -56,8 +60,10 @@ impl IntoResponse for FormError {
         if let Self::Io(cause) = &self {
             tracing::error!(error = %cause, "form upload failed");
         }
-        if let Self::Refused(answer) = self {
-            return answer.map(axum::body::Body::from);
+        match self {
+            Self::Refused(answer) => return answer.map(axum::body::Body::from),
+            Self::Auth(e) => return e.into_response(),
+            _ => {}
         }
         let body = serde_json::json!({ "message": self.to_string() });
         (self.status_code(), Json(body)).into_response()

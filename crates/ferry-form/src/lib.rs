@@ -9,12 +9,14 @@
 //! - `upload`: `POST /upload` (multipart form, one file or a bundle of several).
 //! - `raw`: `PUT`/`POST /upload/raw?name=...` (the body is the file).
 //! - `download`: `GET /upload/{id}` (the stored bytes, as an attachment).
+//! - `access`: the token's limits, quota and file owners under `--auth-secret`.
 //! - `hooks`: the lifecycle hooks of each stored file (pre-create, which may refuse it;
 //!   post-create and post-finish, with where it is stored).
 
 pub mod error;
 pub mod store;
 
+mod access;
 mod download;
 mod hooks;
 mod raw;

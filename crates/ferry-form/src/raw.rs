@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::store::FormStore;
-use crate::{FormError, FormState, hooks};
+use crate::{FormError, FormState, access, hooks};
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct RawQuery {
@@ -44,12 +44,15 @@ pub(crate) async fn handle(
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
+    let principal = access::principal(&parts.extensions);
+    let max = access::admit_file(principal, &name, &content_type, state.max_size)?;
     // Refuse before reading a byte when the client says up front that it is too big.
-    if let (Some(max), Some(len)) = (state.max_size, declared)
+    if let (Some(max), Some(len)) = (max, declared)
         && len > max
     {
         return Err(FormError::TooLarge { max });
     }
+    access::charge(principal, declared)?;
     let request = hooks::request_info(&state, &parts);
     hooks::pre_create(&state, request.as_ref(), &name, &content_type, declared).await?;
     let stream = body.into_data_stream();
@@ -60,7 +63,8 @@ pub(crate) async fn handle(
             name,
             content_type,
             stream,
-            state.max_size,
+            max,
+            principal.map(|p| p.subject().to_owned()),
         )
         .await?;
     hooks::stored(&state, request.as_ref(), &id, &info);

@@ -23,6 +23,9 @@ pub struct StoredInfo {
     pub content_type: String,
     /// Stored length in bytes.
     pub size: u64,
+    /// The subject it was stored for under `--auth-secret`; only that subject fetches it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// A directory of uploaded files.
@@ -50,7 +53,8 @@ impl FormStore {
         S: Stream<Item = Result<Bytes, E>> + Unpin,
         E: Into<FormError>,
     {
-        self.save_as(new_id(), name, content_type, body, max).await
+        self.save_as(new_id(), name, content_type, body, max, None)
+            .await
     }
 
     /// A fresh id for [`FormStore::save_as`], so hooks can name a file before it is stored.
@@ -58,7 +62,8 @@ impl FormStore {
         new_id()
     }
 
-    /// [`FormStore::save`] under `id`, which must come from [`FormStore::reserve_id`].
+    /// [`FormStore::save`] under `id`, which must come from [`FormStore::reserve_id`], for
+    /// `owner` (the token's subject, when access control is on).
     pub async fn save_as<S, E>(
         &self,
         id: String,
@@ -66,6 +71,7 @@ impl FormStore {
         content_type: String,
         mut body: S,
         max: Option<u64>,
+        owner: Option<String>,
     ) -> Result<(String, StoredInfo), FormError>
     where
         S: Stream<Item = Result<Bytes, E>> + Unpin,
@@ -99,6 +105,7 @@ impl FormStore {
             name,
             content_type,
             size,
+            owner,
         };
         let sidecar = serde_json::to_vec(&info).map_err(std::io::Error::other)?;
         fs::write(self.sidecar(&id), sidecar).await?;

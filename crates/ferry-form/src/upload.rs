@@ -11,7 +11,7 @@ use axum::http::request::Parts;
 use serde_json::{Value, json};
 
 use crate::store::{FormStore, StoredInfo};
-use crate::{FormError, FormState, hooks};
+use crate::{FormError, FormState, access, hooks};
 
 impl From<MultipartError> for FormError {
     fn from(e: MultipartError) -> Self {
@@ -26,6 +26,8 @@ pub(crate) async fn handle(
 ) -> Result<Json<Value>, FormError> {
     let mut multipart = multipart.map_err(|e| FormError::BadRequest(e.body_text()))?;
     let request = hooks::request_info(&state, &parts);
+    let principal = access::principal(&parts.extensions);
+    access::charge(principal, declared_length(&parts))?;
     let mut saved: Vec<(String, Value, StoredInfo)> = Vec::new();
     let outcome = async {
         while let Some(field) = multipart.next_field().await? {
@@ -37,11 +39,13 @@ pub(crate) async fn handle(
                 .content_type()
                 .unwrap_or("application/octet-stream")
                 .to_owned();
+            let max = access::admit_file(principal, &name, &content_type, state.max_size)?;
             hooks::pre_create(&state, request.as_ref(), &name, &content_type, None).await?;
             let id = FormStore::reserve_id();
+            let owner = principal.map(|p| p.subject().to_owned());
             let (id, info) = state
                 .store
-                .save_as(id, name, content_type, Box::pin(field), state.max_size)
+                .save_as(id, name, content_type, Box::pin(field), max, owner)
                 .await?;
             let entry = json!({
                 "name": info.name,
@@ -72,4 +76,15 @@ pub(crate) async fn handle(
     let mut answer = json!({ "url": first["url"], "name": first["name"] });
     answer["files"] = Value::Array(saved.into_iter().map(|(_, entry, _)| entry).collect());
     Ok(Json(answer))
+}
+
+/// The request's `Content-Length`, when declared.
+fn declared_length(parts: &Parts) -> Option<u64> {
+    parts
+        .headers
+        .get(axum::http::header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
 }

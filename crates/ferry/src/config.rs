@@ -63,6 +63,10 @@ pub struct ServeConfig {
     #[command(flatten)]
     pub hooks: crate::hooks::HooksArgs,
 
+    /// Access control: bearer tokens and per-subject quotas (`--auth-secret`, `--quota-*`).
+    #[command(flatten)]
+    pub auth: crate::auth::AuthArgs,
+
     /// Several instances on one Redis (`--redis-*`, `--transfer-takeover`).
     #[command(flatten)]
     pub cluster: crate::cluster::ClusterArgs,
@@ -206,8 +210,8 @@ pub struct S3Args {
     )]
     pub expires: u64,
 
-    /// Shared secret of the host application: when set, the `/s3/*` routes require
-    /// `Authorization: Bearer <token>` signed with it (see the README). Never logged.
+    /// Older name of --auth-secret, for the `/s3/*` routes only: when set without
+    /// --auth-secret, they require `Authorization: Bearer <token>` signed with it. Never logged.
     #[arg(
         long = "s3-auth-secret",
         env = "FERRY_S3_AUTH_SECRET",

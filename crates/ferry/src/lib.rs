@@ -7,12 +7,14 @@
 //!   [`hooks`]: the hook options and the one hook sender every library shares;
 //!   [`compat`]: Companion's `COMPANION_*` environment names mapped onto Ferry's;
 //!   [`providers`]: the cloud-provider options (`--google-key`, ...).
+//! - [`auth`]: `--auth-secret` and the quotas: the bearer-token gate and its route table.
 //! - [`cluster`]: `--redis-url` and friends: the Redis upload lock, `/health`'s Redis check and
 //!   the cluster figures on `/metrics`.
 //! - `ui`: the web page at `/`, built into the binary (`--ui-dir` or `--no-ui` change that).
 //! - `s3`: `--s3-*` options -> the one bucket of the tus store and the `/s3/*` signing routes.
 //! - [`app`] builds the router; [`serve`] runs it on a listener until shutdown.
 
+pub mod auth;
 pub mod cluster;
 pub mod companion;
 pub mod compat;
@@ -45,7 +47,9 @@ async fn build(config: &ServeConfig) -> std::io::Result<(Router, Option<HookSend
     let shared_hooks = hooks::shared(sender.as_ref());
     // One bucket for every S3 user: the tus store, the signing routes, s3-multipart transfers.
     let bucket = s3::bucket(&config.s3);
-    let signing = s3::signing(&config.s3, bucket.clone())?;
+    let gate = config.auth.gate();
+    let s3_gate = config.auth.s3_gate(config.s3.auth_secret.as_ref());
+    let signing = s3::signing(&config.s3, s3_gate, bucket.clone())?;
     let store = tus_store::open(config, bucket).await?;
     // Several instances: connect first, so an unreachable Redis stops the start.
     let cluster = config.cluster.connect().await?;
@@ -99,6 +103,14 @@ async fn build(config: &ServeConfig) -> std::io::Result<(Router, Option<HookSend
         Some(cluster) => app.layer(axum::middleware::from_fn_with_state(
             cluster,
             cluster::append_metrics,
+        )),
+        None => app,
+    };
+    // Every protected route checks the token before anything else runs.
+    let app = match gate {
+        Some(gate) => app.layer(axum::middleware::from_fn_with_state(
+            gate,
+            ferry_auth::Gate::middleware,
         )),
         None => app,
     };

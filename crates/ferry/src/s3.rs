@@ -27,14 +27,18 @@ pub fn bucket(args: &S3Args) -> Option<S3Bucket> {
 }
 
 /// The signing routes' state on `bucket` (also the bucket of `s3-multipart` transfers).
-pub fn signing(args: &S3Args, bucket: Option<S3Bucket>) -> std::io::Result<Option<S3State>> {
+pub fn signing(
+    args: &S3Args,
+    auth: Option<ferry_auth::Gate>,
+    bucket: Option<S3Bucket>,
+) -> std::io::Result<Option<S3State>> {
     let Some(bucket) = bucket else {
         return Ok(None);
     };
     let state = S3State::new(S3Settings {
         bucket,
         expires: Duration::from_secs(args.expires),
-        auth_secret: args.auth_secret.clone(),
+        auth,
     })
     .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
     tracing::info!(bucket = %state.bucket_name(), "S3 signing routes at /s3/");

@@ -34,6 +34,7 @@ async fn start_with(ui_dir: Option<std::path::PathBuf>, no_ui: bool) -> Running 
         tus: Default::default(),
         companion: Default::default(),
         hooks: Default::default(),
+        auth: Default::default(),
         cluster: Default::default(),
     };
     let task = tokio::spawn(async move {
@@ -218,6 +219,7 @@ async fn shutdown_closes_a_stalled_upload_after_the_grace_period() {
         tus: Default::default(),
         companion: Default::default(),
         hooks: Default::default(),
+        auth: Default::default(),
         cluster: Default::default(),
     };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();

@@ -106,8 +106,9 @@ async fn get_file(
     // makes the client refresh and retry.
     let source = ProviderSource::open_first(provider, session, &id).await?;
     let request = TransferRequest::from_body(&state, Box::new(source), body)?
-        .with_hook_request(&state, &parts);
-    let (token, job) = state.jobs().create();
+        .with_hook_request(&state, &parts)
+        .for_principal(&parts)?;
+    let (token, job) = state.jobs().create(request.owner.clone());
     tokio::spawn(crate::transfer::run_job(
         state.clone(),
         token.clone(),

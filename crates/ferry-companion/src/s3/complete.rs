@@ -11,9 +11,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::S3State;
-use super::auth::Subject;
 use super::multipart::{KeyQuery, MAX_PART, checked, json_body};
 use crate::error::CompanionError;
+use ferry_auth::Principal;
 
 #[derive(Deserialize)]
 struct CompleteBody {
@@ -60,7 +60,7 @@ pub fn parse_parts(body: &Bytes) -> Result<Vec<(u16, String)>, CompanionError> {
 
 pub async fn complete(
     State(state): State<S3State>,
-    subject: Option<Extension<Subject>>,
+    subject: Option<Extension<Principal>>,
     Path(upload_id): Path<String>,
     Query(query): Query<KeyQuery>,
     body: Bytes,

@@ -4,7 +4,8 @@
 use rand::RngCore;
 
 use super::S3Settings;
-use super::auth::{Subject, subject_tag};
+use ferry_auth::Principal;
+
 use crate::error::CompanionError;
 
 /// Longest file-name part kept in a key; S3 allows 1024 bytes for the whole key.
@@ -34,28 +35,45 @@ pub fn sanitise_name(name: &str) -> String {
     }
 }
 
-/// The part of keys that belongs to `subject` (or to everyone when auth is off).
-fn owner_prefix(settings: &S3Settings, subject: Option<&Subject>) -> String {
-    match (&settings.auth_secret, subject) {
-        (Some(secret), Some(subject)) => {
-            format!(
-                "{}{}/",
-                settings.bucket.key_prefix,
-                subject_tag(secret.expose().as_bytes(), subject)
-            )
-        }
+/// The part of keys that belongs to `principal` (or to everyone when auth is off): the
+/// configured prefix, a tag of the subject, then the token's own prefix.
+fn owner_prefix(settings: &S3Settings, principal: Option<&Principal>) -> String {
+    match (&settings.auth, principal) {
+        (Some(gate), Some(principal)) => format!(
+            "{}{}/{}",
+            settings.bucket.key_prefix,
+            gate.subject_tag(principal.subject()),
+            principal.prefix().unwrap_or_default()
+        ),
         _ => settings.bucket.key_prefix.clone(),
     }
 }
 
+/// Lets a file called `filename` of `content_type` in under the token's type limits and quota
+/// (its size is not known here: S3 receives the bytes).
+pub fn admit(
+    principal: Option<&Principal>,
+    filename: &str,
+    content_type: &str,
+) -> Result<(), CompanionError> {
+    if let Some(principal) = principal {
+        principal.admit(&ferry_auth::Admission {
+            size: None,
+            mime: Some(content_type).filter(|t| !t.is_empty()),
+            name: Some(filename),
+        })?;
+    }
+    Ok(())
+}
+
 /// A fresh key for a file called `filename`.
-pub fn new_key(settings: &S3Settings, subject: Option<&Subject>, filename: &str) -> String {
+pub fn new_key(settings: &S3Settings, principal: Option<&Principal>, filename: &str) -> String {
     let mut id = [0u8; 16];
     rand::rng().fill_bytes(&mut id);
     let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
     format!(
         "{}{id}-{}",
-        owner_prefix(settings, subject),
+        owner_prefix(settings, principal),
         sanitise_name(filename)
     )
 }
@@ -64,7 +82,7 @@ pub fn new_key(settings: &S3Settings, subject: Option<&Subject>, filename: &str)
 /// under the same subject.
 pub fn check_key(
     settings: &S3Settings,
-    subject: Option<&Subject>,
+    principal: Option<&Principal>,
     key: &str,
 ) -> Result<(), CompanionError> {
     if key.is_empty() {
@@ -76,8 +94,8 @@ pub fn check_key(
     {
         return Err(CompanionError::bad("s3: invalid object key"));
     }
-    if !key.starts_with(&owner_prefix(settings, subject)) {
-        return Err(if settings.auth_secret.is_some() {
+    if !key.starts_with(&owner_prefix(settings, principal)) {
+        return Err(if settings.auth.is_some() {
             CompanionError::NotOwner
         } else {
             CompanionError::bad("s3: invalid object key")
@@ -113,16 +131,33 @@ mod tests {
                 key_prefix: "up/".into(),
                 ..Default::default()
             },
-            auth_secret: Some(ferry_s3::Secret::new("k")),
+            auth: Some(ferry_auth::Gate::new(b"k", |_, _| true)),
             ..S3Settings::default()
         };
-        let alice = Subject("alice".into());
-        let bob = Subject("bob".into());
+        let principal = |sub: &str, prefix: Option<&str>| {
+            let claims = ferry_auth::Claims {
+                sub: sub.into(),
+                exp: u64::MAX,
+                prefix: prefix.map(str::to_owned),
+                ..Default::default()
+            };
+            Principal::new(claims, None)
+        };
+        let alice = principal("alice", None);
+        let bob = principal("bob", None);
+        let confined = principal("alice", Some("in/"));
         let key = new_key(&settings, Some(&alice), "a b.txt");
         assert!(key.starts_with("up/") && key.ends_with("-a_b.txt"), "{key}");
         assert!(check_key(&settings, Some(&alice), &key).is_ok());
         assert!(matches!(
             check_key(&settings, Some(&bob), &key),
+            Err(CompanionError::NotOwner)
+        ));
+        let inside = new_key(&settings, Some(&confined), "c.txt");
+        assert!(inside.contains("/in/"), "{inside}");
+        assert!(check_key(&settings, Some(&confined), &inside).is_ok());
+        assert!(matches!(
+            check_key(&settings, Some(&confined), &key),
             Err(CompanionError::NotOwner)
         ));
         assert!(matches!(

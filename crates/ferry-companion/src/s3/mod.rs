@@ -6,11 +6,10 @@
 //!
 //! - [`params`]: `GET /s3/params`, a presigned single PUT or POST.
 //! - [`multipart`]: create, list parts, sign parts, abort; [`complete`]: complete.
-//! - [`post_policy`]: SigV4 POST policy signing; [`key`]: object keys; [`auth`]: the optional
-//!   bearer-token hook. Errors are the crate's [`CompanionError`](crate::error::CompanionError);
+//! - [`post_policy`]: SigV4 POST policy signing; [`key`]: object keys (bound to the token's
+//!   subject when access control is on). Errors are the crate's [`CompanionError`](crate::error::CompanionError);
 //!   the S3 calls themselves are [`ferry_s3::S3Client`]'s.
 
-pub mod auth;
 pub mod complete;
 pub mod key;
 pub mod multipart;
@@ -22,7 +21,8 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::routing::{get, post};
-use ferry_s3::{S3Bucket, S3Client, Secret};
+use ferry_auth::Gate;
+use ferry_s3::{S3Bucket, S3Client};
 
 use crate::error::CompanionError;
 
@@ -36,8 +36,9 @@ pub struct S3Settings {
     pub bucket: S3Bucket,
     /// Validity of presigned URLs (capped to [`MAX_EXPIRES`]).
     pub expires: Duration,
-    /// When set, S3 routes require a bearer token signed with this secret (see [`auth`]).
-    pub auth_secret: Option<Secret>,
+    /// When set, S3 routes require a bearer token this gate accepts, and object keys carry a
+    /// tag of the token's subject (`--auth-secret`, or its alias `--s3-auth-secret`).
+    pub auth: Option<Gate>,
 }
 
 /// Shared state of the S3 routes.
@@ -69,9 +70,9 @@ impl S3State {
     }
 }
 
-/// The `/s3/*` routes, behind the bearer-token check when a secret is configured.
+/// The `/s3/*` routes, behind the bearer-token gate when access control is on.
 pub fn router(state: S3State) -> Router {
-    Router::new()
+    let routes = Router::new()
         .route("/s3/params", get(params::get_params))
         .route("/s3/multipart", post(multipart::create))
         .route(
@@ -90,9 +91,13 @@ pub fn router(state: S3State) -> Router {
             "/s3/multipart/{upload_id}/{part_number}",
             get(multipart::sign_part),
         )
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            auth::require_token,
-        ))
-        .with_state(state)
+        .with_state(state.clone());
+    match &state.settings.auth {
+        // Every S3 route needs the token, whatever the gate guards elsewhere.
+        Some(gate) => routes.layer(axum::middleware::from_fn_with_state(
+            gate.protecting(|_, _| true),
+            Gate::middleware,
+        )),
+        None => routes,
+    }
 }

@@ -11,10 +11,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::S3State;
-use super::auth::Subject;
-use super::key::{check_key, new_key};
+use super::key::{admit, check_key, new_key};
 use super::params::{metadata_pairs, object_headers};
 use crate::error::CompanionError;
+use ferry_auth::Principal;
 
 /// Highest part number S3 allows.
 pub const MAX_PART: u16 = 10_000;
@@ -30,7 +30,7 @@ pub struct KeyQuery {
 /// Checks the upload id and the key of a multipart call; returns the key.
 pub fn checked<'a>(
     state: &S3State,
-    subject: Option<&Subject>,
+    subject: Option<&Principal>,
     upload_id: &str,
     query: &'a KeyQuery,
 ) -> Result<&'a str, CompanionError> {
@@ -70,7 +70,7 @@ struct CreateBody {
 /// `POST /s3/multipart` `{filename, type, metadata}` -> `{uploadId, key, bucket}`.
 pub async fn create(
     State(state): State<S3State>,
-    subject: Option<Extension<Subject>>,
+    subject: Option<Extension<Principal>>,
     body: Bytes,
 ) -> Result<Json<Value>, CompanionError> {
     let body: CreateBody = json_body(&body)?;
@@ -87,6 +87,7 @@ pub async fn create(
         Some(Value::String(t)) => t,
         Some(_) => return Err(CompanionError::bad("s3: content type must be a string")),
     };
+    admit(subject.as_deref(), &filename, &content_type)?;
     let key = new_key(&state.settings, subject.as_deref(), &filename);
     let headers = object_headers(&content_type, &metadata_pairs(body.metadata.as_ref()));
     let upload_id = state.client.create_multipart(&key, &headers).await?;
@@ -98,7 +99,7 @@ pub async fn create(
 /// `GET /s3/multipart/{uploadId}?key=` -> every uploaded part.
 pub async fn list_parts(
     State(state): State<S3State>,
-    subject: Option<Extension<Subject>>,
+    subject: Option<Extension<Principal>>,
     Path(upload_id): Path<String>,
     Query(query): Query<KeyQuery>,
 ) -> Result<Json<Vec<PartJson>>, CompanionError> {
@@ -138,7 +139,7 @@ fn sign(state: &S3State, key: &str, upload_id: &str, number: u16) -> String {
 /// `GET /s3/multipart/{uploadId}/{partNumber}?key=` -> `{url, expires}`.
 pub async fn sign_part(
     State(state): State<S3State>,
-    subject: Option<Extension<Subject>>,
+    subject: Option<Extension<Principal>>,
     Path((upload_id, number)): Path<(String, String)>,
     Query(query): Query<KeyQuery>,
 ) -> Result<Json<Value>, CompanionError> {
@@ -153,7 +154,7 @@ pub async fn sign_part(
 /// `GET /s3/multipart/{uploadId}/batch?key=&partNumbers=1,2,3` -> `{presignedUrls: {n: url}}`.
 pub async fn sign_batch(
     State(state): State<S3State>,
-    subject: Option<Extension<Subject>>,
+    subject: Option<Extension<Principal>>,
     Path(upload_id): Path<String>,
     Query(query): Query<KeyQuery>,
 ) -> Result<Json<Value>, CompanionError> {
@@ -175,7 +176,7 @@ pub async fn sign_batch(
 /// `DELETE /s3/multipart/{uploadId}?key=` -> `{}`; the store deletes the parts.
 pub async fn abort(
     State(state): State<S3State>,
-    subject: Option<Extension<Subject>>,
+    subject: Option<Extension<Principal>>,
     Path(upload_id): Path<String>,
     Query(query): Query<KeyQuery>,
 ) -> Result<Json<Value>, CompanionError> {

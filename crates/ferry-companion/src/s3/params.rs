@@ -9,10 +9,10 @@ use rusty_s3::S3Action;
 use serde_json::{Map, Value, json};
 
 use super::S3State;
-use super::auth::Subject;
-use super::key::new_key;
+use super::key::{admit, new_key};
 use super::post_policy::{PostPolicyInput, sign_post_policy};
 use crate::error::CompanionError;
+use ferry_auth::Principal;
 
 /// `Content-Type` plus `x-amz-meta-*` for the metadata that can travel as S3 metadata: names of
 /// letters, digits, `-` and `_`; printable ASCII values. Others are left out rather than
@@ -63,7 +63,7 @@ pub fn metadata_pairs(metadata: Option<&Value>) -> Vec<(String, String)> {
 
 pub async fn get_params(
     State(state): State<S3State>,
-    subject: Option<Extension<Subject>>,
+    subject: Option<Extension<Principal>>,
     Query(query): Query<Vec<(String, String)>>,
 ) -> Result<Json<Value>, CompanionError> {
     let get = |name: &str| {
@@ -83,6 +83,7 @@ pub async fn get_params(
             Some((name.to_owned(), v.clone()))
         })
         .collect();
+    admit(subject.as_deref(), filename, content_type)?;
     let key = new_key(&state.settings, subject.as_deref(), filename);
     let headers = object_headers(content_type, &metadata);
     let expires = state.expires();

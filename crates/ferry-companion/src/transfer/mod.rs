@@ -108,6 +108,8 @@ pub struct Transfer {
     pub metadata: BTreeMap<String, String>,
     /// Filtered headers for the destination.
     pub headers: HeaderMap,
+    /// Largest file it may carry (server cap and token limit).
+    pub limit: Option<u64>,
     pub progress: Arc<Progress>,
 }
 
@@ -116,7 +118,7 @@ impl Transfer {
     pub async fn open(&self, from: u64) -> Result<Feeder, TransferError> {
         let opened = self.source.open(from).await?;
         let total = self.source.size();
-        let max = self.state.config().max_file_size;
+        let max = self.limit;
         if let (Some(total), Some(max)) = (total, max) {
             if total > max {
                 return Err(TransferError::Fatal("File size exceeds limit".into()));

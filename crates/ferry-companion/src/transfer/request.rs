@@ -9,7 +9,7 @@ use axum::extract::ConnectInfo;
 use axum::http::request::Parts;
 use ferry_hooks::{HookType, HttpRequestInfo};
 
-use reqwest::header::HeaderMap;
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use url::Url;
@@ -48,6 +48,12 @@ pub struct TransferRequest {
     /// The client's `/url/get` request as hooks describe it (set by the route, when hooks are
     /// on).
     pub hook_request: Option<ferry_hooks::HttpRequestInfo>,
+    /// Largest file this transfer may carry: the server's cap, lowered by the token's.
+    pub limit: Option<u64>,
+    /// The token's subject under `--auth-secret`: the transfer is theirs alone.
+    pub owner: Option<String>,
+    /// The destination is this server's own endpoint (under `own_origins`).
+    own_destination: bool,
 }
 
 impl TransferRequest {
@@ -60,6 +66,10 @@ impl TransferRequest {
         let endpoint = non_empty(body.endpoint.as_deref())
             .map(|raw| allowed(state, raw))
             .transpose()?;
+        let own_destination = endpoint.as_ref().is_some_and(|url| {
+            let origin = url.origin().ascii_serialization();
+            state.config().own_origins.contains(&origin)
+        });
         let destination = destination::parse(state, &body, endpoint)?;
         let size = match &body.size {
             Some(Value::Number(n)) => n.as_u64(),
@@ -91,7 +101,35 @@ impl TransferRequest {
             metadata,
             headers,
             hook_request: None,
+            limit: state.config().max_file_size,
+            owner: None,
+            own_destination,
         })
+    }
+
+    /// Applies the request's token (`--auth-secret`), if any: the file must pass its size and
+    /// type limits, is charged to the subject's quota, and the transfer becomes the subject's.
+    pub fn for_principal(mut self, parts: &Parts) -> Result<Self, CompanionError> {
+        let Some(principal) = parts.extensions.get::<ferry_auth::Principal>() else {
+            return Ok(self);
+        };
+        principal.admit(&ferry_auth::Admission {
+            size: self.size,
+            mime: self.metadata.get("type").map(String::as_str),
+            name: self.metadata.get("name").map(String::as_str),
+        })?;
+        self.limit = match (self.limit, principal.max_size()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.owner = Some(principal.subject().to_owned());
+        // The server's own endpoint wants the same token; nobody else ever sees it.
+        if self.own_destination
+            && let Ok(value) = HeaderValue::from_str(&format!("Bearer {}", principal.token()))
+        {
+            self.headers.insert(AUTHORIZATION, value);
+        }
+        Ok(self)
     }
 }
 

@@ -42,6 +42,8 @@ pub async fn run_job(state: AppState, token: String, job: Arc<Job>, request: Tra
         metadata,
         headers,
         hook_request,
+        limit,
+        ..
     } = request;
     let transfer = Transfer {
         state: state.clone(),
@@ -49,6 +51,7 @@ pub async fn run_job(state: AppState, token: String, job: Arc<Job>, request: Tra
         size,
         metadata,
         headers,
+        limit,
         progress: Arc::new(Progress::default()),
     };
     transfer.progress.set_total(size);

@@ -17,7 +17,7 @@ pub fn settings(garage: &Garage) -> S3Settings {
             ..garage.bucket()
         },
         expires: Duration::from_secs(300),
-        auth_secret: None,
+        auth: None,
     }
 }
 

@@ -67,10 +67,11 @@ pub(super) async fn create(
     if length.is_none() && state.store().as_defer_length().is_none() {
         return Err(TusError::UnsupportedExtension.into());
     }
-    let new = NewUpload {
+    let mut new = NewUpload {
         length,
         ..NewUpload::default()
     };
+    super::access::claim(&extensions, &mut new)?;
     let request = request_info(&state, &caller);
     let (mut info, mut response) = write::create(&state, request.as_ref(), new).await?;
     let location = state.location_header(&info.id)?;

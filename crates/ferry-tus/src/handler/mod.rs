@@ -5,9 +5,10 @@
 //! answered 404 before the store is asked. With the IETF draft on, the router picks tus or the
 //! draft once per request; the draft's verbs are in [`ietf`]. Shared pieces: [`write`] (the
 //! write path every creation and append stands on), [`error`] (errors as answers), [`body`]
-//! (the guarded request body), [`pending`] (finals created before their parts finished),
+//! (the guarded request body), [`access`] (owners and token limits under `--auth-secret`), [`pending`] (finals created before their parts finished),
 //! [`limits`] (per-client cap), [`cors`], [`sweeper`] (expiration).
 
+mod access;
 mod body;
 mod cors;
 mod delete;
@@ -229,9 +230,13 @@ pub fn router(state: TusState) -> Router {
     };
     let base = state.config().base_path.clone();
     let bare = base.trim_end_matches('/').to_owned();
-    let mut router = Router::new()
-        .route(&base, collection.clone())
-        .route(&format!("{base}{{id}}"), upload);
+    let mut router = Router::new().route(&base, collection.clone()).route(
+        &format!("{base}{{id}}"),
+        upload.layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            access::owner_only,
+        )),
+    );
     if !bare.is_empty() {
         router = router.route(&bare, collection);
     }

@@ -14,6 +14,7 @@ use axum::http::{Extensions, HeaderMap, Method, StatusCode, header};
 use axum::response::Response;
 use ferry_hooks::{HookType, HttpRequestInfo, ResponseOverride};
 
+use super::access;
 use super::hooks::{Caller, respond};
 use super::pending::finish_if_ready;
 use super::write::{
@@ -58,7 +59,7 @@ pub(super) async fn handle(
     };
     let metadata = parse_metadata(&headers)?;
     if let Some(ConcatRequest::Final(parts)) = concat {
-        return create_final(&state, request.as_ref(), &headers, &parts, metadata).await;
+        return create_final(&state, request.as_ref(), &caller, &parts, metadata).await;
     }
 
     let length = parse_u64(&headers, &UPLOAD_LENGTH)?;
@@ -87,12 +88,13 @@ pub(super) async fn handle(
         return Err(TusError::BodyTooLong);
     }
 
-    let new = NewUpload {
+    let mut new = NewUpload {
         length,
         metadata,
         partial: concat == Some(ConcatRequest::Partial),
         ..NewUpload::default()
     };
+    access::claim(&extensions, &mut new)?;
     let (info, mut response) = write::create(&state, request.as_ref(), new).await?;
     let mut out = created(&state, &info)?;
     if with_body {
@@ -128,10 +130,11 @@ fn created(state: &TusState, info: &UploadInfo) -> Result<HeaderMap, TusError> {
 async fn create_final(
     state: &TusState,
     request: Option<&HttpRequestInfo>,
-    headers: &HeaderMap,
+    caller: &Caller<'_>,
     parts: &[UploadId],
     metadata: Metadata,
 ) -> Result<Response, TusError> {
+    let headers = caller.headers;
     if headers.contains_key(UPLOAD_LENGTH) {
         return Err(TusError::InvalidHeader(UPLOAD_LENGTH.as_str().to_owned()));
     }
@@ -148,7 +151,10 @@ async fn create_final(
             Err(crate::store::StoreError::NotFound) => return Err(TusError::InvalidConcatParts),
             Err(e) => return Err(e.into()),
         };
-        if info.concat != Some(Concat::Partial) {
+        // Another subject's part is as unknown as a missing one.
+        if info.concat != Some(Concat::Partial)
+            || !access::may_use(caller.extensions, info.owner.as_deref())
+        {
             return Err(TusError::InvalidConcatParts);
         }
         if !info.is_complete() {
@@ -160,6 +166,7 @@ async fn create_final(
         total = total.saturating_add(info.length.unwrap_or(info.offset));
     }
     check_size(state, Some(total))?;
+    let owner = access::owner(caller.extensions);
     let mut response = ResponseOverride::default();
     let mut metadata = metadata;
     if let Some(request) = request {
@@ -176,13 +183,13 @@ async fn create_final(
     }
     let info = match unfinished {
         Some(unfinished) if !all_finished => {
-            let info = unfinished.create_pending(parts, metadata).await?;
+            let info = unfinished.create_pending(parts, metadata, owner).await?;
             // A part may have finished since it was checked, before this final could be found:
             // look again under the final's lock.
             let _lease = state.lock().acquire(&info.id).await?;
             finish_if_ready(state, info).await?
         }
-        _ => concatenate.concatenate(parts, metadata).await?,
+        _ => concatenate.concatenate(parts, metadata, owner).await?,
     };
     let (upload, length, pending) = (&info.id, info.length, info.pending);
     tracing::info!(%upload, parts = parts.len(), length, pending, "final upload made");

@@ -273,7 +273,7 @@ async fn concatenate(store: &dyn Store) -> Result<(), String> {
         ids.push(id);
     }
     let info = concat
-        .concatenate(&ids, Metadata::default())
+        .concatenate(&ids, Metadata::default(), None)
         .await
         .map_err(|e| e.to_string())?;
     ensure!(info.is_final() && info.is_complete(), "final info {info:?}");
@@ -296,7 +296,7 @@ async fn concatenate_unfinished(store: &dyn Store) -> Result<(), String> {
     }
     write(store, &ids[0], 0, &parts[0]).await?;
     let info = unfinished
-        .create_pending(&ids, Metadata::default())
+        .create_pending(&ids, Metadata::default(), None)
         .await
         .map_err(|e| e.to_string())?;
     let id = info.id;

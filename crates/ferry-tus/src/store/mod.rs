@@ -44,6 +44,8 @@ pub struct NewUpload {
     /// `ChangeFileInfo.Storage`), already checked to be a relative path of safe segments.
     /// Stores that cannot place bytes freely ignore it; see each store.
     pub storage_key: Option<String>,
+    /// The subject of the token it was created under (`--auth-secret`), if any.
+    pub owner: Option<String>,
 }
 
 /// Where a store keeps an upload's bytes, as hooks report it.
@@ -88,6 +90,10 @@ pub struct UploadInfo {
     /// for the store's own place.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_key: Option<String>,
+    /// The subject it belongs to when created under a token; only that subject reaches it.
+    /// Kept server-side (never in the metadata clients see).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 impl UploadInfo {
@@ -195,6 +201,7 @@ pub trait Concatenate: Send + Sync {
         &self,
         parts: &[UploadId],
         metadata: Metadata,
+        owner: Option<String>,
     ) -> Result<UploadInfo, StoreError>;
 }
 
@@ -209,6 +216,7 @@ pub trait ConcatenateUnfinished: Send + Sync {
         &self,
         parts: &[UploadId],
         metadata: Metadata,
+        owner: Option<String>,
     ) -> Result<UploadInfo, StoreError>;
 
     /// Ids of the pending final uploads that name `part`.

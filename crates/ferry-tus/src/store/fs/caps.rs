@@ -106,6 +106,7 @@ impl Concatenate for FsStore {
         &self,
         parts: &[UploadId],
         metadata: Metadata,
+        owner: Option<String>,
     ) -> Result<UploadInfo, StoreError> {
         let id = UploadId::generate();
         let length = self.concat_into(&id, parts).await?;
@@ -119,6 +120,7 @@ impl Concatenate for FsStore {
             concat: final_of(parts),
             pending: false,
             storage_key: None,
+            owner,
         };
         self.write_info(&id, &info).await?;
         Ok(info)
@@ -131,6 +133,7 @@ impl ConcatenateUnfinished for FsStore {
         &self,
         parts: &[UploadId],
         metadata: Metadata,
+        owner: Option<String>,
     ) -> Result<UploadInfo, StoreError> {
         let id = UploadId::generate();
         let info = UploadInfo {
@@ -143,6 +146,7 @@ impl ConcatenateUnfinished for FsStore {
             concat: final_of(parts),
             pending: true,
             storage_key: None,
+            owner,
         };
         self.create_with(&id, &info).await?;
         Ok(info)

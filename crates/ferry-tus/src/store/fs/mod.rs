@@ -260,6 +260,7 @@ impl Store for FsStore {
             concat: upload.partial.then_some(Concat::Partial),
             pending: false,
             storage_key: upload.storage_key,
+            owner: upload.owner,
         };
         self.create_with(&id, &info).await?;
         Ok(info)

@@ -109,6 +109,7 @@ impl Concatenate for S3Store {
         &self,
         parts: &[UploadId],
         metadata: Metadata,
+        owner: Option<String>,
     ) -> Result<UploadInfo, StoreError> {
         let lengths = self.part_lengths(parts).await?;
         let length = lengths.iter().sum();
@@ -117,6 +118,7 @@ impl Concatenate for S3Store {
                 length: Some(length),
                 metadata,
                 partial: false,
+                owner,
                 ..NewUpload::default()
             })
             .await?;
@@ -138,12 +140,14 @@ impl ConcatenateUnfinished for S3Store {
         &self,
         parts: &[UploadId],
         metadata: Metadata,
+        owner: Option<String>,
     ) -> Result<UploadInfo, StoreError> {
         let created = self
             .create(NewUpload {
                 length: None,
                 metadata,
                 partial: false,
+                owner,
                 ..NewUpload::default()
             })
             .await?;

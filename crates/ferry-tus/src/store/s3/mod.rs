@@ -125,6 +125,7 @@ impl Store for S3Store {
                 concat: upload.partial.then_some(super::Concat::Partial),
                 pending: false,
                 storage_key: None,
+                owner: upload.owner,
             },
             upload_id,
             parts: Vec::new(),
