@@ -21,7 +21,21 @@ struct ClientFrame {
     action: String,
 }
 
-async fn upgrade(
+#[utoipa::path(
+    get,
+    path = "/api/{token}",
+    operation_id = "transfer_progress_socket",
+    tag = "companion",
+    description = "WebSocket (`Upgrade: websocket`): a transfer's progress, success and error \
+        frames, and `pause`/`resume`/`cancel` from the client, as Companion's socket. The \
+        transfer token is the credential.",
+    params(("token" = String, Path, description = "The token from `/url/get` or `/{provider}/get/{id}`.")),
+    responses(
+        (status = 101, description = "Switching to the websocket."),
+        (status = 400, description = "Unknown token, or not a websocket request.", body = crate::error::ErrorMessage),
+    ),
+)]
+pub(crate) async fn upgrade(
     State(state): State<AppState>,
     Path(token): Path<String>,
     ws: WebSocketUpgrade,

@@ -59,7 +59,9 @@ impl IntoResponse for FormError {
         if let Self::Refused(answer) = self {
             return answer.map(axum::body::Body::from);
         }
-        let body = serde_json::json!({ "message": self.to_string() });
+        let body = crate::answer::ErrorMessage {
+            message: self.to_string(),
+        };
         (self.status_code(), Json(body)).into_response()
     }
 }

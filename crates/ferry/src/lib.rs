@@ -10,6 +10,7 @@
 //! - [`cluster`]: `--redis-url` and friends: the Redis upload lock, `/health`'s Redis check and
 //!   the cluster figures on `/metrics`.
 //! - `ui`: the web page at `/`, built into the binary (`--ui-dir` or `--no-ui` change that).
+//! - [`openapi`]: `GET /openapi.json`, merged from the libraries' parts.
 //! - [`surface`]: the API's edges: JSON 404/405 for unknown paths and methods under an API
 //!   prefix, everything else to the page.
 //! - `s3`: `--s3-*` options -> the one bucket of the tus store and the `/s3/*` signing routes.
@@ -20,6 +21,7 @@ pub mod companion;
 pub mod compat;
 pub mod config;
 pub mod hooks;
+pub mod openapi;
 pub mod providers;
 mod s3;
 pub mod surface;
@@ -89,6 +91,7 @@ async fn build(config: &ServeConfig) -> std::io::Result<(Router, Option<HookSend
         .with_state(cluster.clone());
     let app = Router::new()
         .merge(health)
+        .merge(openapi::router()?)
         .merge(ferry_tus::router(tus))
         .merge(ferry_form::router(form))
         .merge(ferry_companion::router(companion).map_err(std::io::Error::other)?)

@@ -6,7 +6,10 @@
 //! draft once per request; the draft's verbs are in [`ietf`]. Shared pieces: [`write`] (the
 //! write path every creation and append stands on), [`error`] (errors as answers), [`body`]
 //! (the guarded request body), [`pending`] (finals created before their parts finished),
-//! [`limits`] (per-client cap), [`cors`], [`sweeper`] (expiration).
+//! [`limits`] (per-client cap), [`cors`], [`sweeper`] (expiration), [`openapi`] (the
+//! endpoint's part of the OpenAPI document).
+
+pub use openapi::TusApi;
 
 mod body;
 mod cors;
@@ -18,6 +21,7 @@ mod hooks;
 mod ietf;
 mod limits;
 mod method_override;
+mod openapi;
 mod options;
 mod patch;
 mod pending;
@@ -253,7 +257,7 @@ fn verbs(
     let upload = upload
         .get(download::handle)
         .post(method_override::handle)
-        .options(options::handle);
+        .options(options::on_upload);
     (
         collection.with_state(state.clone()),
         upload.with_state(state.clone()),
