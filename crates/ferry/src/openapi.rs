@@ -56,31 +56,71 @@ pub fn document() -> utoipa::openapi::OpenApi {
     doc
 }
 
-/// Every path of the document with its methods, upper case (`/files/{id}` -> `HEAD`, ...), in
-/// the document's order.
+/// The route table of `ferry serve --help` and the README, made from the document so it cannot
+/// drift from the routes: one row per path and method, with its auth and its error statuses.
+pub fn route_table() -> String {
+    let doc = serde_json::to_value(document()).unwrap_or_default();
+    let mut out = String::from(
+        "Routes (auth `bearer`: needs `Authorization: Bearer <JWT>` once an auth secret is set;\n\
+         every API path also answers 404 for an unknown path and 405 with `Allow` for a wrong\n\
+         method, with a JSON {\"message\"} body; /s3/* is 404 \"S3 is not configured\" without a\n\
+         bucket):\n\n\
+         | Method | Path | Auth | Errors |\n\
+         |---|---|---|---|\n",
+    );
+    let Some(paths) = doc["paths"].as_object() else {
+        return out;
+    };
+    for (path, item) in paths {
+        for method in METHODS {
+            let Some(op) = item.get(method.to_ascii_lowercase()) else {
+                continue;
+            };
+            let bearer = op["security"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|r| r.get("bearerAuth").is_some()));
+            let errors: Vec<&str> = op["responses"]
+                .as_object()
+                .map(|r| {
+                    r.keys()
+                        .map(String::as_str)
+                        .filter(|code| code.starts_with('4') || code.starts_with('5'))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let errors = if errors.is_empty() {
+                "-".to_owned()
+            } else {
+                errors.join(", ")
+            };
+            let auth = if bearer { "bearer" } else { "open" };
+            out.push_str(&format!("| {method} | {path} | {auth} | {errors} |\n"));
+        }
+    }
+    out
+}
+
+/// Every path of the document with its methods, upper case (`/files/{id}` -> `GET`, `HEAD`,
+/// ...), in the document's order.
 pub fn operations() -> Vec<(String, Vec<&'static str>)> {
-    document()
-        .paths
-        .paths
-        .into_iter()
+    let doc = serde_json::to_value(document()).unwrap_or_default();
+    let Some(paths) = doc["paths"].as_object() else {
+        return Vec::new();
+    };
+    paths
+        .iter()
         .map(|(path, item)| {
-            let methods = [
-                ("GET", item.get.is_some()),
-                ("HEAD", item.head.is_some()),
-                ("POST", item.post.is_some()),
-                ("PUT", item.put.is_some()),
-                ("PATCH", item.patch.is_some()),
-                ("DELETE", item.delete.is_some()),
-                ("OPTIONS", item.options.is_some()),
-            ];
-            let methods = methods
+            let methods = METHODS
                 .into_iter()
-                .filter_map(|(name, on)| on.then_some(name))
+                .filter(|m| item.get(m.to_ascii_lowercase()).is_some())
                 .collect();
-            (path, methods)
+            (path.clone(), methods)
         })
         .collect()
 }
+
+/// The methods of a path item, in the table's order.
+const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 #[utoipa::path(
     get,

@@ -349,3 +349,42 @@ async fn openapi_document_describes_every_route() {
         assert!(!secured(path, verb), "{verb} {path} should be open");
     }
 }
+
+/// `ferry serve --help` lists every route of the OpenAPI document (so it lists every route the
+/// handlers declare), and the README's copy of the table is the same table.
+#[test]
+fn help_and_readme_list_every_route() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "--help"])
+        .output()
+        .expect("run ferry");
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).expect("utf-8");
+    let operations = ferry::openapi::operations();
+    assert!(operations.len() >= 28, "{operations:?}");
+    for (path, methods) in &operations {
+        assert!(!methods.is_empty(), "{path}");
+        for method in methods {
+            let row = format!("| {method} | {path} | ");
+            assert!(help.contains(&row), "`{row}` missing from serve --help");
+        }
+    }
+    let table = ferry::openapi::route_table();
+    assert!(help.contains(table.trim_end()), "help holds the table");
+
+    let readme = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let text = std::fs::read_to_string(&readme).expect("README");
+    let (begin, end) = ("<!-- routes:begin -->\n", "<!-- routes:end -->");
+    let start = text.find(begin).expect("begin marker") + begin.len();
+    let stop = text.find(end).expect("end marker");
+    if std::env::var_os("FERRY_BLESS_README").is_some() {
+        let updated = format!("{}{table}{}", &text[..start], &text[stop..]);
+        std::fs::write(&readme, updated).expect("write README");
+        return;
+    }
+    assert_eq!(
+        &text[start..stop],
+        table,
+        "README's route table is stale: run FERRY_BLESS_README=1 cargo test -p ferry --test surface"
+    );
+}
