@@ -388,3 +388,38 @@ fn help_and_readme_list_every_route() {
         "README's route table is stale: run FERRY_BLESS_README=1 cargo test -p ferry --test surface"
     );
 }
+
+/// The document and the router agree path by path: every documented path is routed, and the
+/// methods the router allows there (its `Allow` on a method nobody takes) are the documented
+/// ones. A route added without its annotation, or an annotation without a route, fails here.
+#[tokio::test]
+async fn the_document_matches_the_router() {
+    let server = start(None, bucket()).await;
+    for (path, documented) in ferry::openapi::operations() {
+        let concrete: String = path
+            .replace("{provider}", "drive")
+            .split('/')
+            .map(|segment| {
+                if segment.starts_with('{') {
+                    "x1"
+                } else {
+                    segment
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("/");
+        let res = send(&server.base, "TRACE", &concrete, "application/json").await;
+        assert_eq!(res.status(), 405, "{path} is not routed");
+        let allow = res.headers()["allow"].to_str().expect("ascii").to_owned();
+        let mut routed: Vec<&str> = allow.split(',').map(str::trim).collect();
+        let mut documented = documented.clone();
+        // axum answers HEAD wherever GET is; the document lists HEAD only where it differs.
+        for methods in [&mut routed, &mut documented] {
+            if methods.contains(&"GET") && !methods.contains(&"HEAD") {
+                methods.push("HEAD");
+            }
+            methods.sort_unstable();
+        }
+        assert_eq!(routed, documented, "{path}");
+    }
+}
