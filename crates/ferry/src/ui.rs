@@ -11,7 +11,6 @@ use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
 use rust_embed::RustEmbed;
 use tower::ServiceExt;
 use tower_http::services::{ServeDir, ServeFile};
@@ -70,8 +69,15 @@ fn embedded_router() -> Router {
     Router::new().fallback(serve_embedded)
 }
 
+/// The "not built" page, for navigations only: an asset is a 404 here too.
 fn placeholder() -> Router {
-    Router::new().fallback(get(|| async { Html(NOT_BUILT) }))
+    Router::new().fallback(|request: Request| async move {
+        if is_navigation(&request) {
+            Html(NOT_BUILT).into_response()
+        } else {
+            not_found()
+        }
+    })
 }
 
 /// One file of the embedded page, with the headers `ServeDir` gives a directory's files plus
