@@ -436,3 +436,65 @@ async fn the_document_matches_the_router() {
         assert_eq!(routed, documented, "{path}");
     }
 }
+
+/// The schemas say what the handlers send: real answers have exactly the properties their
+/// schema lists (an upload, the provider list, an error).
+#[tokio::test]
+async fn schemas_match_real_answers() {
+    let server = start(None, S3Args::default()).await;
+    let doc: serde_json::Value = send(&server.base, "GET", "/openapi.json", "*/*")
+        .await
+        .json()
+        .await
+        .expect("JSON");
+    let schemas = &doc["components"]["schemas"];
+    let keys_of = |schema: &str| {
+        let mut keys: Vec<String> = schemas[schema]["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{schema} has properties"))
+            .keys()
+            .cloned()
+            .collect();
+        keys.sort();
+        keys
+    };
+    let keys = |value: &serde_json::Value| {
+        let mut keys: Vec<String> = value.as_object().expect("object").keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    let client = reqwest::Client::new();
+    let uploaded: serde_json::Value = client
+        .put(format!("{}/upload/raw?name=a.txt", server.base))
+        .header("content-type", "text/plain")
+        .body("hello")
+        .send()
+        .await
+        .expect("upload")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(keys(&uploaded), keys_of("Uploaded"), "{uploaded}");
+    assert_eq!(keys(&uploaded["files"][0]), keys_of("StoredFile"));
+    assert_eq!(uploaded["files"][0]["size"], 5);
+
+    let providers: serde_json::Value = send(&server.base, "GET", "/providers", "*/*")
+        .await
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(keys(&providers), keys_of("Providers"), "{providers}");
+
+    for (method, path) in [("GET", "/upload/nope"), ("POST", "/url/meta")] {
+        let error: serde_json::Value = send(&server.base, method, path, "*/*")
+            .await
+            .json()
+            .await
+            .expect("JSON");
+        assert_eq!(
+            keys(&error),
+            keys_of("ErrorMessage"),
+            "{method} {path}: {error}"
+        );
+    }
+}
