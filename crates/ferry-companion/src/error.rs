@@ -5,6 +5,13 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
+/// The body of every error answer: `{"message": ...}`, as Companion sends.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct ErrorMessage {
+    /// What went wrong, safe to show to a person.
+    pub message: String,
+}
+
 /// Everything a companion route can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum CompanionError {
@@ -126,7 +133,9 @@ impl IntoResponse for CompanionError {
             Self::Auth(e) => return e.clone().into_response(),
             _ => {}
         }
-        let body = serde_json::json!({ "message": self.to_string() });
+        let body = ErrorMessage {
+            message: self.to_string(),
+        };
         (self.status_code(), Json(body)).into_response()
     }
 }

@@ -16,6 +16,7 @@
 //! - [`s3`]: the S3 signing routes.
 //! - [`providers`]: cloud providers (Drive, Instagram) behind one trait, and their routes.
 //! - [`oauth`]: provider login without server sessions; [`token`]: Companion's sealed tokens.
+//! - [`openapi`]: the routes' part of the server's OpenAPI document ([`openapi::CompanionApi`]).
 
 pub mod allowlist;
 pub mod config;
@@ -27,6 +28,7 @@ pub mod jobs;
 pub mod metrics;
 pub mod names;
 pub mod oauth;
+pub mod openapi;
 pub mod providers;
 pub mod s3;
 pub mod socket;

@@ -76,7 +76,14 @@ impl Metrics {
     }
 }
 
-async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "server",
+    description = "Prometheus text: transfers, hooks and (with `--redis-url`) cluster figures.",
+    responses((status = 200, description = "The figures.", body = String, content_type = "text/plain; version=0.0.4")),
+)]
+pub(crate) async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics().render() + &render_hooks(state.config().hooks.stats()),

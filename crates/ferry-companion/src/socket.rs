@@ -23,7 +23,25 @@ struct ClientFrame {
     action: String,
 }
 
-async fn upgrade(
+#[utoipa::path(
+    get,
+    path = "/api/{token}",
+    operation_id = "transfer_progress_socket",
+    tag = "companion",
+    description = "WebSocket (`Upgrade: websocket`): a transfer's progress, success and error \
+        frames, and `pause`/`resume`/`cancel` from the client, as Companion's socket. The \
+        transfer token names it; with an auth secret the bearer token (as `?access_token=`, since \
+        browsers cannot set headers on a websocket) must be its owner's, else 404.",
+    params(("token" = String, Path, description = "The token from `/url/get` or `/{provider}/get/{id}`.")),
+    responses(
+        (status = 101, description = "Switching to the websocket."),
+        (status = 400, description = "Unknown token, or not a websocket request.", body = crate::error::ErrorMessage),
+        (status = 401, description = "Missing, invalid or expired bearer token.", body = crate::error::ErrorMessage),
+        (status = 404, description = "Another subject's transfer.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
+pub(crate) async fn upgrade(
     State(state): State<AppState>,
     Path(token): Path<String>,
     principal: Option<Extension<Principal>>,

@@ -14,7 +14,20 @@ use crate::state::AppState;
 use crate::transfer::request::{TransferRequest, UploadBody};
 use crate::transfer::url_source::UrlSource;
 
-async fn get(
+#[utoipa::path(
+    post,
+    path = "/url/get",
+    tag = "companion",
+    description = "Starts importing a link to a destination (tus, multipart or s3-multipart). \
+        The answer's token names the transfer; its progress is on the websocket `/api/{token}`.",
+    request_body = UploadBody,
+    responses(
+        (status = 200, description = "The transfer started.", body = crate::openapi::TransferToken),
+        (status = 400, description = "Invalid body, URL or destination.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
+pub(crate) async fn get(
     State(state): State<AppState>,
     parts: Parts,
     body: Result<Json<UploadBody>, JsonRejection>,

@@ -13,8 +13,8 @@ use crate::error::CompanionError;
 use crate::names::{disposition_name, path_name};
 use crate::state::AppState;
 
-#[derive(Deserialize)]
-struct MetaBody {
+#[derive(Deserialize, utoipa::ToSchema)]
+pub(crate) struct MetaBody {
     url: String,
 }
 
@@ -27,7 +27,21 @@ pub fn fetch_error(err: reqwest::Error) -> CompanionError {
     }
 }
 
-async fn meta(
+#[utoipa::path(
+    post,
+    path = "/url/meta",
+    tag = "companion",
+    description = "Name, type and size of a link, asked of its server (SSRF-safe).",
+    request_body(content = inline(MetaBody)),
+    responses(
+        (status = 200, description = "What the source announced.", body = crate::openapi::UrlMeta),
+        (status = 400, description = "Invalid body, or a URL that is not allowed.", body = crate::error::ErrorMessage),
+        (status = 424, description = "The source answered a 4xx.", body = crate::error::ErrorMessage),
+        (status = 502, description = "The source is unreachable or answered a 5xx.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
+pub(crate) async fn meta(
     State(state): State<AppState>,
     body: Result<Json<MetaBody>, JsonRejection>,
 ) -> Result<Json<Value>, CompanionError> {

@@ -14,6 +14,19 @@ use ferry_auth::Principal;
 
 use crate::{FormError, FormState, access};
 
+#[utoipa::path(
+    get,
+    path = "/upload/{id}",
+    operation_id = "form_download",
+    tag = "form",
+    description = "A stored file's bytes, as an attachment.",
+    params(("id" = String, Path, description = "The id in the file's `url`.")),
+    responses(
+        (status = 200, description = "The file.", content_type = "application/octet-stream"),
+        (status = 404, description = "No such file.", body = crate::answer::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub(crate) async fn handle(
     State(state): State<FormState>,
     Path(id): Path<String>,

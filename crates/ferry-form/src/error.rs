@@ -65,7 +65,9 @@ impl IntoResponse for FormError {
             Self::Auth(e) => return e.into_response(),
             _ => {}
         }
-        let body = serde_json::json!({ "message": self.to_string() });
+        let body = crate::answer::ErrorMessage {
+            message: self.to_string(),
+        };
         (self.status_code(), Json(body)).into_response()
     }
 }

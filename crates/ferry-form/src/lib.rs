@@ -4,6 +4,8 @@
 //!
 //! # Layout
 //!
+//! - [`answer`]: the JSON bodies of the answers, as types (also the OpenAPI schemas).
+//! - [`FormApi`]: the endpoint's part of the server's OpenAPI document.
 //! - [`error`]: the crate's error enum, its status codes and JSON body `{ "message" }`.
 //! - [`store`]: files on disk (content + a small JSON sidecar), written chunk by chunk.
 //! - `upload`: `POST /upload` (multipart form, one file or a bundle of several).
@@ -13,6 +15,7 @@
 //! - `hooks`: the lifecycle hooks of each stored file (pre-create, which may refuse it;
 //!   post-create and post-finish, with where it is stored).
 
+pub mod answer;
 pub mod error;
 pub mod store;
 
@@ -75,6 +78,16 @@ impl FormState {
         format!("{}/{id}", self.base_path)
     }
 }
+
+/// The endpoint's operations for the server's OpenAPI document (mounted at `/upload`); the
+/// `bearerAuth` scheme they name is defined by the application that merges this part.
+#[derive(Debug, utoipa::OpenApi)]
+#[openapi(
+    paths(upload::handle, raw::handle, download::handle),
+    components(schemas(answer::Uploaded, answer::StoredFile, answer::ErrorMessage)),
+    tags((name = "form", description = "Plain uploads: a multipart form or a raw body."))
+)]
+pub struct FormApi;
 
 /// The endpoint's routes under `state.base_path`.
 pub fn router(state: FormState) -> Router {

@@ -8,13 +8,15 @@ use axum::extract::{Query, State};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
 use serde::Deserialize;
-use serde_json::{Value, json};
 
+use crate::answer::{ErrorMessage, StoredFile, Uploaded};
 use crate::store::FormStore;
 use crate::{FormError, FormState, access, hooks};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub(crate) struct RawQuery {
+    /// The file's name (`upload` when absent).
     name: Option<String>,
 }
 
@@ -24,12 +26,30 @@ impl From<axum::Error> for FormError {
     }
 }
 
+#[utoipa::path(
+    method(post, put),
+    path = "/upload/raw",
+    operation_id = "form_upload_raw",
+    tag = "form",
+    description = "Stores the request body as one file, streamed to disk.",
+    params(RawQuery),
+    request_body(content_type = "application/octet-stream", description = "The file's bytes; \
+        `Content-Type` is stored as its media type."),
+    responses(
+        (status = 200, description = "Stored.", body = Uploaded),
+        (status = 400, description = "A body that could not be read.", body = ErrorMessage),
+        (status = 413, description = "Larger than the maximum size.", body = ErrorMessage),
+        (status = "4XX", description = "The pre-create hook refused the file; its answer as sent."),
+        (status = 502, description = "A blocking hook could not be asked.", body = ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub(crate) async fn handle(
     State(state): State<FormState>,
     Query(query): Query<RawQuery>,
     parts: Parts,
     body: Body,
-) -> Result<Json<Value>, FormError> {
+) -> Result<Json<Uploaded>, FormError> {
     let name = query
         .name
         .filter(|n| !n.is_empty())
@@ -69,9 +89,16 @@ pub(crate) async fn handle(
         .await?;
     hooks::stored(&state, request.as_ref(), &id, &info);
     let url = state.url_of(&id);
-    let entry =
-        json!({ "name": info.name, "type": info.content_type, "size": info.size, "url": url });
-    Ok(Json(
-        json!({ "url": url, "name": info.name, "files": [entry] }),
-    ))
+    let entry = StoredFile {
+        name: info.name,
+        content_type: info.content_type,
+        size: info.size,
+        url,
+    };
+    let answer = Uploaded {
+        url: entry.url.clone(),
+        name: entry.name.clone(),
+        files: vec![entry],
+    };
+    Ok(Json(answer))
 }

@@ -8,8 +8,8 @@ use axum::Json;
 use axum::extract::multipart::{MultipartError, MultipartRejection};
 use axum::extract::{Multipart, State};
 use axum::http::request::Parts;
-use serde_json::{Value, json};
 
+use crate::answer::{ErrorMessage, StoredFile, Uploaded};
 use crate::store::{FormStore, StoredInfo};
 use crate::{FormError, FormState, access, hooks};
 
@@ -19,16 +19,42 @@ impl From<MultipartError> for FormError {
     }
 }
 
+/// A multipart form: one file part, or several stored all or nothing.
+#[derive(Debug, utoipa::ToSchema)]
+#[allow(dead_code)] // Describes the request for the OpenAPI document only.
+pub(crate) struct UploadForm {
+    /// Each part with a file name is a file (any field name); other fields are ignored.
+    #[schema(value_type = String, format = Binary)]
+    files: Vec<u8>,
+}
+
+#[utoipa::path(
+    post,
+    path = "/upload",
+    operation_id = "form_upload",
+    tag = "form",
+    description = "Stores the files of a multipart form (the widget's XHR uploader, HTML forms, \
+        `curl -F`), streamed to disk. A bundle of several files is kept all or nothing.",
+    request_body(content = inline(UploadForm), content_type = "multipart/form-data"),
+    responses(
+        (status = 200, description = "Stored.", body = Uploaded),
+        (status = 400, description = "Not a multipart form, or no file part.", body = ErrorMessage),
+        (status = 413, description = "A file larger than the maximum size.", body = ErrorMessage),
+        (status = "4XX", description = "The pre-create hook refused a file; its answer as sent."),
+        (status = 502, description = "A blocking hook could not be asked.", body = ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub(crate) async fn handle(
     State(state): State<FormState>,
     parts: Parts,
     multipart: Result<Multipart, MultipartRejection>,
-) -> Result<Json<Value>, FormError> {
+) -> Result<Json<Uploaded>, FormError> {
     let mut multipart = multipart.map_err(|e| FormError::BadRequest(e.body_text()))?;
     let request = hooks::request_info(&state, &parts);
     let principal = access::principal(&parts.extensions);
     access::charge(principal, declared_length(&parts))?;
-    let mut saved: Vec<(String, Value, StoredInfo)> = Vec::new();
+    let mut saved: Vec<(String, StoredFile, StoredInfo)> = Vec::new();
     let outcome = async {
         while let Some(field) = multipart.next_field().await? {
             // Text fields carry meta; only parts with a file name are files.
@@ -47,12 +73,12 @@ pub(crate) async fn handle(
                 .store
                 .save_as(id, name, content_type, Box::pin(field), max, owner)
                 .await?;
-            let entry = json!({
-                "name": info.name,
-                "type": info.content_type,
-                "size": info.size,
-                "url": state.url_of(&id),
-            });
+            let entry = StoredFile {
+                name: info.name.clone(),
+                content_type: info.content_type.clone(),
+                size: info.size,
+                url: state.url_of(&id),
+            };
             saved.push((id, entry, info));
         }
         Ok::<(), FormError>(())
@@ -68,13 +94,12 @@ pub(crate) async fn handle(
     for (id, _, info) in &saved {
         hooks::stored(&state, request.as_ref(), id, info);
     }
-    let Some((_, first, _)) = saved.first() else {
+    let files = saved.into_iter().map(|(_, entry, _)| entry).collect();
+    let Some(answer) = Uploaded::of(files) else {
         return Err(FormError::BadRequest(
             "The form has no file part (a part with a filename)".to_owned(),
         ));
     };
-    let mut answer = json!({ "url": first["url"], "name": first["name"] });
-    answer["files"] = Value::Array(saved.into_iter().map(|(_, entry, _)| entry).collect());
     Ok(Json(answer))
 }
 

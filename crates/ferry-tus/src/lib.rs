@@ -24,6 +24,6 @@ pub mod lock;
 pub mod protocol;
 pub mod store;
 
-pub use handler::{TusConfig, TusState, router};
+pub use handler::{TusApi, TusConfig, TusState, router};
 pub use id::UploadId;
 pub use store::{Store, StoreError, UploadInfo};

@@ -133,4 +133,35 @@ mod tests {
             assert_eq!(protected(&method, path), want, "{method} {path}");
         }
     }
+
+    /// The OpenAPI document marks exactly the routes the gate guards (the S3 routes are guarded
+    /// by their own router, with the same secret or `--s3-auth-secret`).
+    #[test]
+    fn the_openapi_document_agrees_with_the_gate() {
+        let doc = serde_json::to_value(crate::openapi::document()).expect("json");
+        let paths = doc["paths"].as_object().expect("paths");
+        let mut checked = 0;
+        for (path, item) in paths {
+            let concrete = path.replace("{provider}", "drive");
+            let concrete: String = concrete
+                .split('/')
+                .map(|s| if s.starts_with('{') { "x" } else { s })
+                .collect::<Vec<_>>()
+                .join("/");
+            for (name, op) in item.as_object().expect("item") {
+                let Ok(method) = name.to_ascii_uppercase().parse::<Method>() else {
+                    continue;
+                };
+                let Some(op) = op.as_object() else { continue };
+                let documented = op
+                    .get("security")
+                    .and_then(|s| s.as_array())
+                    .is_some_and(|s| s.iter().any(|r| r.get("bearerAuth").is_some()));
+                let guarded = protected(&method, &concrete) || concrete.starts_with("/s3/");
+                assert_eq!(documented, guarded, "{method} {path}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 30, "{checked}");
+    }
 }

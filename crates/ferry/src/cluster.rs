@@ -94,6 +94,16 @@ pub fn upload_lock(cluster: Option<&Cluster>) -> Option<Arc<dyn UploadLock>> {
 
 /// `GET /health`: `200 ok` alone, or with a cluster `200 ok` while Redis answers a `PING` and
 /// `503` with a message while it does not.
+#[utoipa::path(
+    get,
+    path = "/health",
+    tag = "server",
+    description = "Liveness; with `--redis-url`, whether Redis answers.",
+    responses(
+        (status = 200, description = "`ok`.", body = String, content_type = "text/plain"),
+        (status = 503, description = "Redis is unreachable.", body = String, content_type = "text/plain"),
+    ),
+)]
 pub async fn health(State(cluster): State<Option<Cluster>>) -> Response {
     let Some(cluster) = cluster else {
         return (StatusCode::OK, "ok\n").into_response();

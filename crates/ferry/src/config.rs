@@ -21,6 +21,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the upload page, the tus endpoint at /files/ and the companion routes.
+    #[command(after_long_help = crate::openapi::route_table())]
     Serve(ServeConfig),
 }
 

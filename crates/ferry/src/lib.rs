@@ -11,6 +11,9 @@
 //! - [`cluster`]: `--redis-url` and friends: the Redis upload lock, `/health`'s Redis check and
 //!   the cluster figures on `/metrics`.
 //! - `ui`: the web page at `/`, built into the binary (`--ui-dir` or `--no-ui` change that).
+//! - [`openapi`]: `GET /openapi.json`, merged from the libraries' parts.
+//! - [`surface`]: the API's edges: JSON 404/405 for unknown paths and methods under an API
+//!   prefix, everything else to the page.
 //! - `s3`: `--s3-*` options -> the one bucket of the tus store and the `/s3/*` signing routes.
 //! - [`app`] builds the router; [`serve`] runs it on a listener until shutdown.
 
@@ -20,8 +23,10 @@ pub mod companion;
 pub mod compat;
 pub mod config;
 pub mod hooks;
+pub mod openapi;
 pub mod providers;
 mod s3;
+pub mod surface;
 mod tus_store;
 mod ui;
 
@@ -90,15 +95,16 @@ async fn build(config: &ServeConfig) -> std::io::Result<(Router, Option<HookSend
         .with_state(cluster.clone());
     let app = Router::new()
         .merge(health)
+        .merge(openapi::router()?)
         .merge(ferry_tus::router(tus))
         .merge(ferry_form::router(form))
         .merge(ferry_companion::router(companion).map_err(std::io::Error::other)?)
         .merge(s3::router(signing, &config.companion.cors_origins))
-        .merge(if config.no_ui {
-            Router::new()
-        } else {
-            ui::router(config.ui_dir.as_deref())
-        });
+        // Unknown API paths are JSON 404s; the page gets only what is left.
+        .merge(surface::fallback(
+            (!config.no_ui).then(|| ui::router(config.ui_dir.as_deref())),
+        ))
+        .layer(axum::middleware::from_fn(surface::json_method_errors));
     let app = match cluster {
         Some(cluster) => app.layer(axum::middleware::from_fn_with_state(
             cluster,

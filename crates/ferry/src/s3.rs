@@ -45,13 +45,20 @@ pub fn signing(
     Ok(Some(state))
 }
 
-/// The `/s3/*` routes when a bucket is configured (else none), behind the companion's CORS
+/// The `/s3/*` routes when a bucket is configured (else a 404 `S3 is not configured` for every
+/// path under `/s3/`), behind the companion's CORS
 /// layer (`--cors-origins`), so pages on other origins can call them, `Authorization` included.
 pub fn router(state: Option<S3State>, cors_origins: &[String]) -> axum::Router {
-    match state {
-        Some(state) => {
-            ferry_companion::s3::router(state).layer(ferry_companion::cors::layer(cors_origins))
+    let routes = match state {
+        Some(state) => ferry_companion::s3::router(state),
+        None => {
+            let unconfigured = axum::routing::any(|| async {
+                crate::surface::message(axum::http::StatusCode::NOT_FOUND, "S3 is not configured")
+            });
+            axum::Router::new()
+                .route("/s3", unconfigured.clone())
+                .route("/s3/{*rest}", unconfigured)
         }
-        None => axum::Router::new(),
-    }
+    };
+    routes.layer(ferry_companion::cors::layer(cors_origins))
 }

@@ -1,16 +1,18 @@
 //! The web page served at `/`. By default it is the demo page built into the binary at compile
 //! time (so a copied `ferry` serves it from any directory); `--ui-dir` serves a directory instead
-//! and `--no-ui` serves none. A path that is not a file gets `index.html`, so client-side routes
-//! work.
+//! and `--no-ui` serves none. A path that is not a file gets `index.html` only when it is a
+//! navigation (GET/HEAD, accepts HTML, no file extension), so client-side routes work while a
+//! missing asset (`/missing.js`) is a 404. API paths never reach the page (`surface`).
 
 use std::path::Path;
 
 use axum::Router;
 use axum::body::Body;
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::get;
 use rust_embed::RustEmbed;
+use tower::ServiceExt;
 use tower_http::services::{ServeDir, ServeFile};
 
 /// Shown when the page has not been built, instead of a bare 404.
@@ -44,7 +46,19 @@ fn dir_router(dir: &Path) -> Router {
         return placeholder();
     }
     let index = ServeFile::new(dir.join("index.html"));
-    Router::new().fallback_service(ServeDir::new(dir).fallback(index))
+    let missing = axum::routing::any(move |request: Request| {
+        let index = index.clone();
+        async move {
+            if !is_navigation(&request) {
+                return not_found();
+            }
+            match index.oneshot(request).await {
+                Ok(response) => response.into_response(),
+                Err(never) => match never {},
+            }
+        }
+    });
+    Router::new().fallback_service(ServeDir::new(dir).fallback(missing))
 }
 
 fn embedded_router() -> Router {
@@ -55,8 +69,15 @@ fn embedded_router() -> Router {
     Router::new().fallback(serve_embedded)
 }
 
+/// The "not built" page, for navigations only: an asset is a 404 here too.
 fn placeholder() -> Router {
-    Router::new().fallback(get(|| async { Html(NOT_BUILT) }))
+    Router::new().fallback(|request: Request| async move {
+        if is_navigation(&request) {
+            Html(NOT_BUILT).into_response()
+        } else {
+            not_found()
+        }
+    })
 }
 
 /// One file of the embedded page, with the headers `ServeDir` gives a directory's files plus
@@ -70,8 +91,14 @@ async fn serve_embedded(method: Method, uri: Uri, headers: HeaderMap) -> Respons
             .into_response();
     }
     let wanted = uri.path().trim_start_matches('/');
+    let wanted = if wanted.is_empty() {
+        "index.html"
+    } else {
+        wanted
+    };
     let (path, file) = match Page::get(wanted) {
         Some(file) => (wanted, file),
+        None if !navigation(uri.path(), &headers) => return not_found(),
         None => match Page::get("index.html") {
             Some(file) => ("index.html", file),
             None => return Html(NOT_BUILT).into_response(),
@@ -104,6 +131,39 @@ async fn serve_embedded(method: Method, uri: Uri, headers: HeaderMap) -> Respons
     };
     // Every header above is a valid value, so building cannot fail; answer 500 if it ever does.
     response.unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+/// Whether `request` asks for a page of the client-side router: a GET or HEAD that accepts HTML
+/// for a path whose last segment has no file extension.
+fn is_navigation(request: &Request) -> bool {
+    (request.method() == Method::GET || request.method() == Method::HEAD)
+        && navigation(request.uri().path(), request.headers())
+}
+
+/// The path and `Accept` half of [`is_navigation`]. No `Accept` means anything is accepted.
+fn navigation(path: &str, headers: &HeaderMap) -> bool {
+    let last = path.rsplit('/').next().unwrap_or_default();
+    if last.contains('.') {
+        return false;
+    }
+    let Some(accept) = headers.get(header::ACCEPT) else {
+        return true;
+    };
+    accept.to_str().unwrap_or_default().split(',').any(|range| {
+        let mut params = range.split(';');
+        let kind = params.next().unwrap_or_default().trim();
+        let refused = params.any(|p| {
+            p.trim()
+                .strip_prefix("q=")
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .is_some_and(|q| q <= 0.0)
+        });
+        !refused && matches!(kind, "text/html" | "text/*" | "*/*")
+    })
+}
+
+fn not_found() -> Response {
+    crate::surface::message(StatusCode::NOT_FOUND, "not found")
 }
 
 fn hex(bytes: &[u8]) -> String {

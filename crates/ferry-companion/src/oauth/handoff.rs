@@ -146,7 +146,20 @@ pub fn valid_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-async fn upgrade(
+#[utoipa::path(
+    get,
+    path = "/api2/auth-callback/token/{id}",
+    operation_id = "auth_callback_socket",
+    tag = "providers",
+    description = "WebSocket (`Upgrade: websocket`): delivers a login's token to the page that \
+        started it when no window can receive it.",
+    params(("id" = String, Path, description = "The login's hand-off id.")),
+    responses(
+        (status = 101, description = "Switching to the websocket."),
+        (status = 400, description = "Invalid id, or not a websocket request.", body = crate::error::ErrorMessage),
+    ),
+)]
+pub(crate) async fn upgrade(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,

@@ -51,7 +51,20 @@ fn declared_origin(raw: &str) -> Option<String> {
         .map(|o| o.trim_end_matches('/').to_owned())
 }
 
-async fn connect(
+#[utoipa::path(
+    get,
+    path = "/{provider}/connect",
+    operation_id = "provider_connect",
+    tag = "providers",
+    description = "Starts a login: redirects the browser to the provider's consent page.",
+    params(("provider" = String, Path, description = "The provider: `drive` or `instagram`."), ("state" = String, Query, description = "Uppy's base64 `{origin}` state.")),
+    responses(
+        (status = 302, description = "To the provider.", headers(("Location" = String))),
+        (status = 400, description = "Invalid login state or origin.", body = crate::error::ErrorMessage),
+        (status = 404, description = "Unknown or disabled provider.", body = crate::error::ErrorMessage),
+    ),
+)]
+pub(crate) async fn connect(
     State(state): State<AppState>,
     Path(p): Path<String>,
     Query(q): Params,
@@ -182,6 +195,49 @@ impl UsedNonces {
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/{provider}/redirect",
+    operation_id = "provider_redirect",
+    tag = "providers",
+    description = "The provider's OAuth redirect: ends the login and hands the token to the page \
+        (an HTML page that posts it to the opener, or the auth-callback socket).",
+    params(("provider" = String, Path, description = "The provider: `drive` or `instagram`."), ("code" = Option<String>, Query), ("state" = Option<String>, Query)),
+    responses(
+        (status = 200, description = "The HTML hand-off page.", content_type = "text/html"),
+        (status = "4XX", description = "The login failed: an HTML page saying why.", content_type = "text/html"),
+    ),
+)]
+pub(crate) async fn oauth_redirect(
+    state: State<AppState>,
+    p: Path<String>,
+    q: Params,
+    headers: HeaderMap,
+) -> Response {
+    redirect_back(state, p, q, headers).await
+}
+
+#[utoipa::path(
+    get,
+    path = "/{provider}/callback",
+    operation_id = "provider_callback",
+    tag = "providers",
+    description = "The same as `/{provider}/redirect` (Companion's older redirect path).",
+    params(("provider" = String, Path, description = "The provider: `drive` or `instagram`."), ("code" = Option<String>, Query), ("state" = Option<String>, Query)),
+    responses(
+        (status = 200, description = "The HTML hand-off page.", content_type = "text/html"),
+        (status = "4XX", description = "The login failed: an HTML page saying why.", content_type = "text/html"),
+    ),
+)]
+pub(crate) async fn oauth_callback(
+    state: State<AppState>,
+    p: Path<String>,
+    q: Params,
+    headers: HeaderMap,
+) -> Response {
+    redirect_back(state, p, q, headers).await
+}
+
 async fn redirect_back(
     State(state): State<AppState>,
     Path(p): Path<String>,
@@ -294,7 +350,21 @@ async fn finish_login(
     Ok(redirect(next.as_str(), Some(clear)))
 }
 
-async fn send_token(
+#[utoipa::path(
+    get,
+    path = "/{provider}/send-token",
+    operation_id = "provider_send_token",
+    tag = "providers",
+    description = "Hands an existing Uppy auth token to the page (HTML), as Companion's route.",
+    params(("provider" = String, Path, description = "The provider: `drive` or `instagram`."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter)."), ("state" = String, Query, description = "The sealed login state.")),
+    responses(
+        (status = 200, description = "The HTML hand-off page.", content_type = "text/html"),
+        (status = 401, description = "No valid Uppy auth token, or the provider refused its access token.", body = crate::error::ErrorMessage),
+        (status = 400, description = "Invalid login state or origin.", body = crate::error::ErrorMessage),
+        (status = 404, description = "Unknown or disabled provider.", body = crate::error::ErrorMessage),
+    ),
+)]
+pub(crate) async fn send_token(
     State(state): State<AppState>,
     Path(p): Path<String>,
     Query(q): Params,
@@ -337,8 +407,8 @@ async fn send_token(
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/{provider}/connect", get(connect))
-        .route("/{provider}/redirect", get(redirect_back))
-        .route("/{provider}/callback", get(redirect_back))
+        .route("/{provider}/redirect", get(oauth_redirect))
+        .route("/{provider}/callback", get(oauth_callback))
         .route("/{provider}/send-token", get(send_token))
 }
 

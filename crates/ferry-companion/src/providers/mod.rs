@@ -93,7 +93,7 @@ pub struct OAuthSpec {
 }
 
 /// One entry of a list answer, in Companion's shape (`ProviderListItem`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Item {
     pub is_folder: bool,
@@ -105,12 +105,14 @@ pub struct Item {
     pub mime_type: Option<String>,
     pub size: Option<u64>,
     pub thumbnail: Option<String>,
+    /// Provider-specific fields (Instagram's media kind, ...).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[schema(value_type = Option<Object>)]
     pub custom: BTreeMap<&'static str, Value>,
 }
 
 /// One page of a folder: its items and the path of the next page (`None`: the last page).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ListPage {
     pub username: Option<String>,

@@ -40,7 +40,21 @@ fn token_of<'a>(headers: &'a HeaderMap, q: &'a HashMap<String, String>) -> Optio
     sealed::request_token(headers, q.get("uppyAuthToken").map(String::as_str))
 }
 
-async fn list_root(
+#[utoipa::path(
+    get,
+    path = "/{provider}/list",
+    operation_id = "provider_list_root",
+    tag = "providers",
+    description = "The root folder (also at `/{provider}/list/`).",
+    params(("provider" = String, Path, description = "The provider: `drive` or `instagram`."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter)."), ("cursor" = Option<String>, Query, description = "The next page's cursor.")),
+    responses(
+        (status = 200, description = "One page of the folder.", body = crate::providers::ListPage),
+        (status = 401, description = "No valid Uppy auth token, or the provider refused its access token.", body = crate::error::ErrorMessage),
+        (status = 404, description = "Unknown or disabled provider.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
+pub(crate) async fn list_root(
     State(state): State<AppState>,
     Path(p): Path<String>,
     q: Params,
@@ -49,7 +63,23 @@ async fn list_root(
     list(state, p, String::new(), q.0, headers).await
 }
 
-async fn list_path(
+#[utoipa::path(
+    get,
+    path = "/{provider}/list/{path}",
+    operation_id = "provider_list",
+    tag = "providers",
+    description = "A folder, by the `requestPath` of its item.",
+    params(("provider" = String, Path, description = "The provider: `drive` or `instagram`."), ("path" = String, Path, description = "The folder's request path."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter)."),
+        ("cursor" = Option<String>, Query, description = "The next page's cursor.")),
+    responses(
+        (status = 200, description = "One page of the folder.", body = crate::providers::ListPage),
+        (status = 400, description = "Invalid cursor.", body = crate::error::ErrorMessage),
+        (status = 401, description = "No valid Uppy auth token, or the provider refused its access token.", body = crate::error::ErrorMessage),
+        (status = 404, description = "Unknown or disabled provider.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
+pub(crate) async fn list_path(
     State(state): State<AppState>,
     Path((p, path)): Path<(String, String)>,
     q: Params,
@@ -91,7 +121,23 @@ async fn list(
     Ok(Json(page).into_response())
 }
 
-async fn get_file(
+#[utoipa::path(
+    post,
+    path = "/{provider}/get/{id}",
+    operation_id = "provider_get",
+    tag = "providers",
+    description = "Starts importing a provider file to a destination; progress on `/api/{token}`.",
+    params(("provider" = String, Path, description = "The provider: `drive` or `instagram`."), ("id" = String, Path, description = "The file's id."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter).")),
+    request_body = crate::transfer::request::UploadBody,
+    responses(
+        (status = 200, description = "The transfer started.", body = crate::openapi::TransferToken),
+        (status = 400, description = "Invalid body or destination.", body = crate::error::ErrorMessage),
+        (status = 401, description = "No valid Uppy auth token, or the provider refused its access token.", body = crate::error::ErrorMessage),
+        (status = 404, description = "Unknown or disabled provider.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
+pub(crate) async fn get_file(
     State(state): State<AppState>,
     Path((p, id)): Path<(String, String)>,
     Query(q): Params,
@@ -118,7 +164,20 @@ async fn get_file(
     Ok(Json(json!({ "token": token })))
 }
 
-async fn logout(
+#[utoipa::path(
+    method(get, post),
+    path = "/{provider}/logout",
+    operation_id = "provider_logout",
+    tag = "providers",
+    description = "Revokes the provider's access where it can; the client drops its token.",
+    params(("provider" = String, Path, description = "The provider: `drive` or `instagram`."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter).")),
+    responses(
+        (status = 200, description = "Logged out.", body = crate::openapi::LoggedOut),
+        (status = 404, description = "Unknown or disabled provider.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
+pub(crate) async fn logout(
     State(state): State<AppState>,
     Path(p): Path<String>,
     Query(q): Params,
@@ -137,7 +196,22 @@ async fn logout(
     Ok(Json(answer))
 }
 
-async fn refresh_token(
+#[utoipa::path(
+    post,
+    path = "/{provider}/refresh-token",
+    operation_id = "provider_refresh_token",
+    tag = "providers",
+    description = "A new Uppy auth token with a refreshed provider access token.",
+    params(("provider" = String, Path, description = "The provider: `drive` or `instagram`."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter).")),
+    responses(
+        (status = 200, description = "The new token.", body = crate::openapi::RefreshedToken),
+        (status = 400, description = "The provider cannot refresh.", body = crate::error::ErrorMessage),
+        (status = 401, description = "No valid Uppy auth token, or the provider refused its access token.", body = crate::error::ErrorMessage),
+        (status = 404, description = "Unknown or disabled provider.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
+pub(crate) async fn refresh_token(
     State(state): State<AppState>,
     Path(p): Path<String>,
     Query(q): Params,
@@ -159,7 +233,22 @@ async fn refresh_token(
     Ok(Json(json!({ "uppyAuthToken": token })))
 }
 
-async fn thumbnail(
+#[utoipa::path(
+    get,
+    path = "/{provider}/thumbnail/{id}",
+    operation_id = "provider_thumbnail",
+    tag = "providers",
+    description = "A file's thumbnail, by the signed link from a list answer.",
+    params(("provider" = String, Path, description = "The provider: `drive` or `instagram`."), ("id" = String, Path, description = "The file's id."),
+        ("t" = String, Query, description = "The thumbnail grant from the list answer.")),
+    responses(
+        (status = 200, description = "The image.", content_type = "image/*"),
+        (status = 401, description = "No valid Uppy auth token, or the provider refused its access token.", body = crate::error::ErrorMessage),
+        (status = 404, description = "Unknown or disabled provider.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
+pub(crate) async fn thumbnail(
     State(state): State<AppState>,
     Path((p, id)): Path<(String, String)>,
     Query(q): Params,
@@ -202,7 +291,15 @@ async fn thumbnail(
     Ok(resp)
 }
 
-async fn enabled(State(state): State<AppState>) -> Json<Value> {
+#[utoipa::path(
+    get,
+    path = "/providers",
+    operation_id = "providers_enabled",
+    tag = "providers",
+    description = "The enabled providers.",
+    responses((status = 200, description = "The providers.", body = crate::openapi::Providers)),
+)]
+pub(crate) async fn enabled(State(state): State<AppState>) -> Json<Value> {
     let list: Vec<Value> = state
         .providers()
         .iter()

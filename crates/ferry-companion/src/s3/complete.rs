@@ -58,6 +58,23 @@ pub fn parse_parts(body: &Bytes) -> Result<Vec<(u16, String)>, CompanionError> {
     Ok(out)
 }
 
+#[utoipa::path(
+    post,
+    path = "/s3/multipart/{uploadId}/complete",
+    operation_id = "s3_multipart_complete",
+    tag = "s3",
+    params(("uploadId" = String, Path, description = "The multipart upload id."), ("key" = String, Query, description = "The object key from `POST /s3/multipart`."),),
+    request_body = crate::openapi::S3CompleteBody,
+    responses(
+        (status = 200, description = "The object.", body = crate::openapi::S3Completed),
+        (status = 400, description = "Invalid input.", body = crate::error::ErrorMessage),
+        (status = 401, description = "No valid bearer token (with an auth secret).", body = crate::error::ErrorMessage),
+        (status = 403, description = "The upload belongs to another subject.", body = crate::error::ErrorMessage),
+        (status = 404, description = "S3 is not configured.", body = crate::error::ErrorMessage),
+        (status = 502, description = "The storage service failed.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub async fn complete(
     State(state): State<S3State>,
     subject: Option<Extension<Principal>>,

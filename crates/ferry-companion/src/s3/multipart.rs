@@ -68,6 +68,22 @@ struct CreateBody {
 }
 
 /// `POST /s3/multipart` `{filename, type, metadata}` -> `{uploadId, key, bucket}`.
+#[utoipa::path(
+    post,
+    path = "/s3/multipart",
+    operation_id = "s3_multipart_create",
+    tag = "s3",
+    request_body = crate::openapi::S3CreateBody,
+    responses(
+        (status = 200, description = "The multipart upload.", body = crate::openapi::S3Created),
+        (status = 400, description = "Invalid input.", body = crate::error::ErrorMessage),
+        (status = 401, description = "No valid bearer token (with an auth secret).", body = crate::error::ErrorMessage),
+        (status = 403, description = "The upload belongs to another subject.", body = crate::error::ErrorMessage),
+        (status = 404, description = "S3 is not configured.", body = crate::error::ErrorMessage),
+        (status = 502, description = "The storage service failed.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub async fn create(
     State(state): State<S3State>,
     subject: Option<Extension<Principal>>,
@@ -97,6 +113,22 @@ pub async fn create(
 }
 
 /// `GET /s3/multipart/{uploadId}?key=` -> every uploaded part.
+#[utoipa::path(
+    get,
+    path = "/s3/multipart/{uploadId}",
+    operation_id = "s3_multipart_list_parts",
+    tag = "s3",
+    params(("uploadId" = String, Path, description = "The multipart upload id."), ("key" = String, Query, description = "The object key from `POST /s3/multipart`."),),
+    responses(
+        (status = 200, description = "The uploaded parts.", body = Vec<PartJson>),
+        (status = 400, description = "Invalid input.", body = crate::error::ErrorMessage),
+        (status = 401, description = "No valid bearer token (with an auth secret).", body = crate::error::ErrorMessage),
+        (status = 403, description = "The upload belongs to another subject.", body = crate::error::ErrorMessage),
+        (status = 404, description = "S3 is not configured.", body = crate::error::ErrorMessage),
+        (status = 502, description = "The storage service failed.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub async fn list_parts(
     State(state): State<S3State>,
     subject: Option<Extension<Principal>>,
@@ -109,7 +141,7 @@ pub async fn list_parts(
 }
 
 /// One uploaded part, in Companion's shape.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 pub struct PartJson {
     #[serde(rename = "PartNumber")]
     number: u16,
@@ -137,6 +169,22 @@ fn sign(state: &S3State, key: &str, upload_id: &str, number: u16) -> String {
 }
 
 /// `GET /s3/multipart/{uploadId}/{partNumber}?key=` -> `{url, expires}`.
+#[utoipa::path(
+    get,
+    path = "/s3/multipart/{uploadId}/{partNumber}",
+    operation_id = "s3_multipart_sign_part",
+    tag = "s3",
+    params(("uploadId" = String, Path, description = "The multipart upload id."), ("partNumber" = u16, Path, description = "1 to 10000."), ("key" = String, Query, description = "The object key from `POST /s3/multipart`."),),
+    responses(
+        (status = 200, description = "A signed PUT URL for the part.", body = crate::openapi::S3SignedPart),
+        (status = 400, description = "Invalid input.", body = crate::error::ErrorMessage),
+        (status = 401, description = "No valid bearer token (with an auth secret).", body = crate::error::ErrorMessage),
+        (status = 403, description = "The upload belongs to another subject.", body = crate::error::ErrorMessage),
+        (status = 404, description = "S3 is not configured.", body = crate::error::ErrorMessage),
+        (status = 502, description = "The storage service failed.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub async fn sign_part(
     State(state): State<S3State>,
     subject: Option<Extension<Principal>>,
@@ -152,6 +200,22 @@ pub async fn sign_part(
 }
 
 /// `GET /s3/multipart/{uploadId}/batch?key=&partNumbers=1,2,3` -> `{presignedUrls: {n: url}}`.
+#[utoipa::path(
+    get,
+    path = "/s3/multipart/{uploadId}/batch",
+    operation_id = "s3_multipart_sign_batch",
+    tag = "s3",
+    params(("uploadId" = String, Path, description = "The multipart upload id."), ("key" = String, Query, description = "The object key from `POST /s3/multipart`."), ("partNumbers" = String, Query, description = "Comma-separated part numbers.")),
+    responses(
+        (status = 200, description = "Signed PUT URLs by part number.", body = crate::openapi::S3SignedBatch),
+        (status = 400, description = "Invalid input.", body = crate::error::ErrorMessage),
+        (status = 401, description = "No valid bearer token (with an auth secret).", body = crate::error::ErrorMessage),
+        (status = 403, description = "The upload belongs to another subject.", body = crate::error::ErrorMessage),
+        (status = 404, description = "S3 is not configured.", body = crate::error::ErrorMessage),
+        (status = 502, description = "The storage service failed.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub async fn sign_batch(
     State(state): State<S3State>,
     subject: Option<Extension<Principal>>,
@@ -174,6 +238,22 @@ pub async fn sign_batch(
 }
 
 /// `DELETE /s3/multipart/{uploadId}?key=` -> `{}`; the store deletes the parts.
+#[utoipa::path(
+    delete,
+    path = "/s3/multipart/{uploadId}",
+    operation_id = "s3_multipart_abort",
+    tag = "s3",
+    params(("uploadId" = String, Path, description = "The multipart upload id."), ("key" = String, Query, description = "The object key from `POST /s3/multipart`."),),
+    responses(
+        (status = 200, description = "Aborted: `{}`.", body = Object),
+        (status = 400, description = "Invalid input.", body = crate::error::ErrorMessage),
+        (status = 401, description = "No valid bearer token (with an auth secret).", body = crate::error::ErrorMessage),
+        (status = 403, description = "The upload belongs to another subject.", body = crate::error::ErrorMessage),
+        (status = 404, description = "S3 is not configured.", body = crate::error::ErrorMessage),
+        (status = 502, description = "The storage service failed.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub async fn abort(
     State(state): State<S3State>,
     subject: Option<Extension<Principal>>,

@@ -61,6 +61,26 @@ pub fn metadata_pairs(metadata: Option<&Value>) -> Vec<(String, String)> {
         .collect()
 }
 
+#[utoipa::path(
+    get,
+    path = "/s3/params",
+    tag = "s3",
+    description = "A signed single-request upload: a POST form (`fields`) or a PUT (`headers`).",
+    params(
+        ("filename" = String, Query, description = "The file's name."),
+        ("type" = String, Query, description = "Its media type."),
+        ("metadata" = Option<String>, Query, description = "`metadata[name]=value` pairs."),
+    ),
+    responses(
+        (status = 200, description = "How to send the file.", body = crate::openapi::S3Params),
+        (status = 400, description = "Invalid input.", body = crate::error::ErrorMessage),
+        (status = 401, description = "No valid bearer token (with an auth secret).", body = crate::error::ErrorMessage),
+        (status = 403, description = "The upload belongs to another subject.", body = crate::error::ErrorMessage),
+        (status = 404, description = "S3 is not configured.", body = crate::error::ErrorMessage),
+        (status = 502, description = "The storage service failed.", body = crate::error::ErrorMessage),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub async fn get_params(
     State(state): State<S3State>,
     subject: Option<Extension<Principal>>,

@@ -19,15 +19,18 @@ use crate::error::CompanionError;
 use crate::state::AppState;
 
 /// The JSON body as Uppy sends it.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UploadBody {
     pub url: Option<String>,
     pub protocol: Option<String>,
     pub endpoint: Option<String>,
     pub upload_url: Option<String>,
+    #[schema(value_type = Option<u64>)]
     pub size: Option<Value>,
+    #[schema(value_type = Option<Object>)]
     pub metadata: Option<Map<String, Value>>,
+    #[schema(value_type = Option<Object>)]
     pub headers: Option<Map<String, Value>>,
     pub fieldname: Option<String>,
     pub http_method: Option<String>,

@@ -9,6 +9,23 @@ use super::hooks::{Caller, respond};
 use super::{TusState, parse_id, require_version, tus_headers, write};
 use crate::protocol::TusError;
 
+#[utoipa::path(
+    delete,
+    path = "/files/{id}",
+    operation_id = "tus_terminate",
+    tag = "tus",
+    description = "termination: removes the upload and its bytes.",
+    params(
+        ("id" = String, Path, description = "The upload's id."),
+        ("Tus-Resumable" = String, Header, description = "The protocol version: `1.0.0`."),
+    ),
+    responses(
+        (status = 204, description = "Removed.", headers(("Tus-Resumable" = String))),
+        (status = 404, description = "No such upload.", body = String, content_type = "text/plain"),
+        (status = 412, description = "An unsupported tus version.", body = String, content_type = "text/plain"),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub(super) async fn handle(
     State(state): State<TusState>,
     Path(id): Path<String>,

@@ -30,6 +30,23 @@ const SAFE_TYPES: &[&str] = &[
     "text/plain",
 ];
 
+#[utoipa::path(
+    get,
+    path = "/files/{id}",
+    operation_id = "tus_download",
+    tag = "tus",
+    description = "Downloads a finished upload. Only inert media types keep their type; anything \
+        else is an `application/octet-stream` attachment.",
+    params(("id" = String, Path, description = "The upload's id.")),
+    responses(
+        (status = 200, description = "The upload's bytes.", content_type = "application/octet-stream", headers(
+            ("Content-Length" = u64),
+            ("Content-Disposition" = String),
+        )),
+        (status = 404, description = "No such upload, or not finished.", body = String, content_type = "text/plain"),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub(super) async fn handle(
     State(state): State<TusState>,
     Path(id): Path<String>,

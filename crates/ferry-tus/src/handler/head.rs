@@ -18,6 +18,33 @@ use crate::protocol::headers::{
 };
 use crate::store::{Concat, UploadInfo};
 
+#[utoipa::path(
+    head,
+    path = "/files/{id}",
+    operation_id = "tus_offset",
+    tag = "tus",
+    description = "The upload's offset, length and metadata. Never has a body.",
+    params(
+        ("id" = String, Path, description = "The upload's id."),
+        ("Tus-Resumable" = String, Header, description = "The protocol version: `1.0.0`."),
+    ),
+    responses(
+        (status = 200, description = "The upload's state.", headers(
+            ("Upload-Offset" = u64),
+            ("Upload-Length" = u64),
+            ("Upload-Defer-Length" = u8),
+            ("Upload-Metadata" = String),
+            ("Upload-Concat" = String),
+            ("Upload-Expires" = String),
+            ("Cache-Control" = String, description = "`no-store`."),
+            ("Tus-Resumable" = String),
+        )),
+        (status = 404, description = "No such upload."),
+        (status = 410, description = "The upload expired."),
+        (status = 412, description = "An unsupported tus version."),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub(super) async fn handle(
     State(state): State<TusState>,
     Path(id): Path<String>,

@@ -9,6 +9,24 @@ use axum::response::{IntoResponse, Response};
 use super::{TusState, delete, head, patch, tus_headers};
 use crate::protocol::headers::X_HTTP_METHOD_OVERRIDE;
 
+#[utoipa::path(
+    post,
+    path = "/files/{id}",
+    operation_id = "tus_method_override",
+    tag = "tus",
+    description = "PATCH, HEAD or DELETE for clients that cannot send them, named by \
+        `X-HTTP-Method-Override`; answered as that verb.",
+    params(
+        ("id" = String, Path, description = "The upload's id."),
+        ("X-HTTP-Method-Override" = String, Header, description = "`PATCH`, `HEAD` or `DELETE`."),
+    ),
+    request_body(content_type = "application/offset+octet-stream", description = "PATCH's body."),
+    responses(
+        (status = 204, description = "As the named verb."),
+        (status = 400, description = "No or an unknown override.", body = String, content_type = "text/plain"),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub(super) async fn handle(
     state: State<TusState>,
     id: Path<String>,

@@ -5,8 +5,12 @@
 //! answered 404 before the store is asked. With the IETF draft on, the router picks tus or the
 //! draft once per request; the draft's verbs are in [`ietf`]. Shared pieces: [`write`] (the
 //! write path every creation and append stands on), [`error`] (errors as answers), [`body`]
-//! (the guarded request body), [`access`] (owners and token limits under `--auth-secret`), [`pending`] (finals created before their parts finished),
-//! [`limits`] (per-client cap), [`cors`], [`sweeper`] (expiration).
+//! (the guarded request body), [`access`] (owners and token limits under `--auth-secret`),
+//! [`pending`] (finals created before their parts finished), [`limits`] (per-client cap),
+//! [`cors`], [`sweeper`] (expiration), [`openapi`] (the endpoint's part of the OpenAPI
+//! document).
+
+pub use openapi::TusApi;
 
 mod access;
 mod body;
@@ -19,6 +23,7 @@ mod hooks;
 mod ietf;
 mod limits;
 mod method_override;
+mod openapi;
 mod options;
 mod patch;
 mod pending;
@@ -258,7 +263,7 @@ fn verbs(
     let upload = upload
         .get(download::handle)
         .post(method_override::handle)
-        .options(options::handle);
+        .options(options::on_upload);
     (
         collection.with_state(state.clone()),
         upload.with_state(state.clone()),

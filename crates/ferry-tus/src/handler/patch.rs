@@ -14,6 +14,39 @@ use super::{TusState, header_u64, parse_id, require_version, tus_headers};
 use crate::protocol::TusError;
 use crate::protocol::headers::{UPLOAD_LENGTH, UPLOAD_OFFSET, parse_u64};
 
+#[utoipa::path(
+    patch,
+    path = "/files/{id}",
+    operation_id = "tus_append",
+    tag = "tus",
+    description = "Appends the body at `Upload-Offset`. Also sets a deferred `Upload-Length` and \
+        verifies `Upload-Checksum`.",
+    params(
+        ("id" = String, Path, description = "The upload's id."),
+        ("Tus-Resumable" = String, Header, description = "The protocol version: `1.0.0`."),
+        ("Upload-Offset" = u64, Header, description = "Where the body starts; must equal the upload's offset."),
+        ("Upload-Length" = Option<u64>, Header, description = "The size, once, for a deferred-length upload."),
+        ("Upload-Checksum" = Option<String>, Header, description = "`algorithm base64(digest)` of the body."),
+    ),
+    request_body(content_type = "application/offset+octet-stream", description = "The next bytes of the upload."),
+    responses(
+        (status = 204, description = "Stored.", headers(
+            ("Upload-Offset" = u64, description = "The new offset."),
+            ("Upload-Expires" = String),
+            ("Tus-Resumable" = String),
+        )),
+        (status = 400, description = "A missing or invalid header or checksum.", body = String, content_type = "text/plain"),
+        (status = 403, description = "The upload is complete, or a final upload.", body = String, content_type = "text/plain"),
+        (status = 404, description = "No such upload.", body = String, content_type = "text/plain"),
+        (status = 409, description = "`Upload-Offset` is not the upload's offset.", body = String, content_type = "text/plain"),
+        (status = 410, description = "The upload expired.", body = String, content_type = "text/plain"),
+        (status = 412, description = "An unsupported tus version.", body = String, content_type = "text/plain"),
+        (status = 413, description = "The body runs past the upload's length.", body = String, content_type = "text/plain"),
+        (status = 415, description = "The body is not `application/offset+octet-stream`.", body = String, content_type = "text/plain"),
+        (status = 460, description = "Checksum mismatch.", body = String, content_type = "text/plain"),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub(super) async fn handle(
     State(state): State<TusState>,
     Path(id): Path<String>,

@@ -29,6 +29,39 @@ use crate::protocol::headers::{
 use crate::protocol::{ConcatRequest, Metadata, TusError};
 use crate::store::{Concat, NewUpload, UploadInfo};
 
+#[utoipa::path(
+    post,
+    path = "/files/",
+    operation_id = "tus_create",
+    tag = "tus",
+    description = "tus creation: a new upload (creation-with-upload, creation-defer-length, \
+        concatenation). A body of `application/offset+octet-stream` is its first bytes. Errors are \
+        tus's: a text/plain message with `Tus-Resumable`.",
+    params(
+        ("Tus-Resumable" = String, Header, description = "The protocol version: `1.0.0`."),
+        ("Upload-Length" = Option<u64>, Header, description = "The upload's size in bytes."),
+        ("Upload-Defer-Length" = Option<u8>, Header, description = "`1` when the size is not known yet."),
+        ("Upload-Metadata" = Option<String>, Header, description = "Comma-separated `key base64(value)` pairs."),
+        ("Upload-Concat" = Option<String>, Header, description = "`partial`, or `final;` and the parts' URLs."),
+        ("Upload-Checksum" = Option<String>, Header, description = "`algorithm base64(digest)` of the body."),
+    ),
+    request_body(content_type = "application/offset+octet-stream", description = "Optional first bytes of the upload."),
+    responses(
+        (status = 201, description = "Created.", headers(
+            ("Location" = String, description = "The upload's URL."),
+            ("Upload-Offset" = u64, description = "Bytes stored (with creation-with-upload)."),
+            ("Upload-Expires" = String, description = "When an unfinished upload expires."),
+            ("Tus-Resumable" = String),
+        )),
+        (status = 400, description = "A missing or invalid header.", body = String, content_type = "text/plain"),
+        (status = 412, description = "An unsupported tus version.", body = String, content_type = "text/plain"),
+        (status = 413, description = "Larger than the server's maximum size.", body = String, content_type = "text/plain"),
+        (status = 415, description = "A body that is not `application/offset+octet-stream`.", body = String, content_type = "text/plain"),
+        (status = 429, description = "Too many uploads from this client at once.", body = String, content_type = "text/plain"),
+        (status = 502, description = "A blocking hook could not be asked.", body = String, content_type = "text/plain"),
+    ),
+    security(("bearerAuth" = [])),
+)]
 pub(super) async fn handle(
     State(state): State<TusState>,
     method: Method,

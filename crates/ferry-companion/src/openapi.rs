@@ -1,0 +1,176 @@
+//! The companion's part of the server's OpenAPI document: the operations come from the
+//! annotations on the route handlers; the schemas below describe the JSON bodies those handlers
+//! build, field for field as `shared/reference/companion-wire.md` fixes them (the handlers write
+//! them with `json!`, so Companion's exact shapes stay visible at the call sites). The
+//! `bearerAuth` scheme the operations name is defined by the application that merges this part.
+
+#![allow(dead_code)] // The wire schemas are read by the OpenAPI derive only.
+
+use std::collections::BTreeMap;
+
+use utoipa::ToSchema;
+
+pub use crate::error::ErrorMessage;
+pub use crate::providers::{Item, ListPage};
+pub use crate::s3::multipart::PartJson;
+pub use crate::transfer::request::UploadBody;
+
+/// `POST /url/meta`'s answer.
+#[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
+pub struct UrlMeta {
+    /// The file name from `Content-Disposition` or the URL's path.
+    name: String,
+    /// The media type the source announced.
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    /// The size the source announced, if any.
+    size: Option<u64>,
+}
+
+/// `POST /url/get` and `POST /{provider}/get/{id}`: the transfer's token; its progress is on
+/// the websocket `GET /api/{token}`.
+#[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
+pub struct TransferToken {
+    token: String,
+}
+
+/// `GET /s3/params`: how to send the file to the bucket directly.
+#[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
+pub struct S3Params {
+    /// `POST` (a form with `fields`) or `PUT` (the bytes, with `headers`).
+    method: String,
+    url: String,
+    fields: BTreeMap<String, String>,
+    headers: Option<BTreeMap<String, String>>,
+    /// Seconds the signature stays valid.
+    expires: u64,
+}
+
+/// `POST /s3/multipart`'s request.
+#[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
+pub struct S3CreateBody {
+    filename: String,
+    #[serde(rename = "type")]
+    kind: String,
+    metadata: Option<BTreeMap<String, String>>,
+}
+
+/// `POST /s3/multipart`'s answer.
+#[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct S3Created {
+    upload_id: String,
+    key: String,
+    bucket: String,
+}
+
+/// A signed part URL (`GET /s3/multipart/{uploadId}/{partNumber}`).
+#[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
+pub struct S3SignedPart {
+    url: String,
+    expires: u64,
+}
+
+/// Signed part URLs by part number (`GET /s3/multipart/{uploadId}/batch`).
+#[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct S3SignedBatch {
+    presigned_urls: BTreeMap<String, String>,
+}
+
+/// `POST /s3/multipart/{uploadId}/complete`'s request.
+#[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
+pub struct S3CompleteBody {
+    parts: Vec<S3CompletePart>,
+}
+
+/// One part of [`S3CompleteBody`].
+#[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
+pub struct S3CompletePart {
+    #[serde(rename = "PartNumber")]
+    part_number: u16,
+    #[serde(rename = "ETag")]
+    etag: String,
+}
+
+/// `POST /s3/multipart/{uploadId}/complete`'s answer.
+#[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
+pub struct S3Completed {
+    location: String,
+    key: String,
+    bucket: String,
+}
+
+/// `GET /providers`.
+#[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
+pub struct Providers {
+    providers: Vec<ProviderInfo>,
+}
+
+/// One enabled provider.
+#[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderInfo {
+    id: String,
+    name: String,
+    root_folder: String,
+    supports_refresh_token: bool,
+}
+
+/// `GET|POST /{provider}/logout`.
+#[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
+pub struct LoggedOut {
+    ok: bool,
+    revoked: bool,
+    /// Where the user revokes access by hand, when the provider cannot be asked.
+    manual_revoke_url: Option<String>,
+}
+
+/// `POST /{provider}/refresh-token`.
+#[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RefreshedToken {
+    uppy_auth_token: String,
+}
+
+/// The companion's operations.
+#[derive(Debug, utoipa::OpenApi)]
+#[openapi(
+    paths(
+        crate::url_meta::meta,
+        crate::url_get::get,
+        crate::socket::upgrade,
+        crate::metrics::metrics,
+        crate::s3::params::get_params,
+        crate::s3::multipart::create,
+        crate::s3::multipart::list_parts,
+        crate::s3::multipart::abort,
+        crate::s3::multipart::sign_batch,
+        crate::s3::multipart::sign_part,
+        crate::s3::complete::complete,
+        crate::providers::routes::enabled,
+        crate::providers::routes::list_root,
+        crate::providers::routes::list_path,
+        crate::providers::routes::get_file,
+        crate::providers::routes::logout,
+        crate::providers::routes::refresh_token,
+        crate::providers::routes::thumbnail,
+        crate::oauth::routes::connect,
+        crate::oauth::routes::oauth_redirect,
+        crate::oauth::routes::oauth_callback,
+        crate::oauth::routes::send_token,
+        crate::oauth::handoff::upgrade,
+    ),
+    components(schemas(
+        ErrorMessage, UrlMeta, TransferToken, UploadBody, S3Params, S3CreateBody, S3Created,
+        PartJson, S3SignedPart, S3SignedBatch, S3CompleteBody, S3CompletePart, S3Completed,
+        Providers, ProviderInfo, ListPage, Item, LoggedOut, RefreshedToken,
+    )),
+    tags(
+        (name = "companion", description = "Link imports and remote transfers (Uppy Companion's wire)."),
+        (name = "s3", description = "Signing for direct uploads to the S3 bucket."),
+        (name = "providers", description = "Cloud providers (Google Drive, Instagram) and their login."),
+        (name = "server", description = "Health, metrics and this document."),
+    )
+)]
+pub struct CompanionApi;

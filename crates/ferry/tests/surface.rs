@@ -1,0 +1,501 @@
+//! The API's edges over real HTTP: unknown paths and wrong methods under every API prefix are
+//! JSON `{message}` 404s and 405s (never the page), the page answers only navigations, `/s3/*`
+//! without a bucket says so, and `/openapi.json` describes every route.
+
+use ferry::ServeConfig;
+use ferry::config::S3Args;
+use reqwest::Method;
+use tokio::net::TcpListener;
+
+struct Running {
+    base: String,
+    _data: tempfile::TempDir,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn start(ui_dir: Option<std::path::PathBuf>, s3: S3Args) -> Running {
+    let data = tempfile::tempdir().expect("temp dir");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let config = ServeConfig {
+        listen: listener.local_addr().expect("addr"),
+        data_dir: data.path().to_owned(),
+        ui_dir,
+        no_ui: false,
+        max_size: None,
+        s3,
+        tus: Default::default(),
+        companion: Default::default(),
+        hooks: Default::default(),
+        auth: Default::default(),
+        cluster: Default::default(),
+    };
+    let task = tokio::spawn(async move {
+        ferry::serve(&config, listener, std::future::pending())
+            .await
+            .expect("serve");
+    });
+    Running {
+        base,
+        _data: data,
+        task,
+    }
+}
+
+/// A bucket that is never contacted: routing alone is under test.
+fn bucket() -> S3Args {
+    S3Args {
+        endpoint: Some("http://127.0.0.1:9".to_owned()),
+        bucket: Some("surface".to_owned()),
+        region: "us-east-1".to_owned(),
+        access_key: Some("key".to_owned()),
+        secret_key: Some(ferry_s3::Secret::new("secret")),
+        force_path_style: true,
+        key_prefix: String::new(),
+        expires: 300,
+        auth_secret: None,
+    }
+}
+
+/// A page directory with an index and one asset.
+fn page_dir() -> tempfile::TempDir {
+    let ui = tempfile::tempdir().expect("temp dir");
+    std::fs::write(ui.path().join("index.html"), "<title>ferry page</title>").expect("write");
+    std::fs::create_dir(ui.path().join("assets")).expect("mkdir");
+    std::fs::write(ui.path().join("assets/app.js"), "console.log(1)").expect("write");
+    ui
+}
+
+async fn send(base: &str, method: &str, path: &str, accept: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .request(
+            Method::from_bytes(method.as_bytes()).expect("method"),
+            format!("{base}{path}"),
+        )
+        .header("accept", accept)
+        .send()
+        .await
+        .expect("request")
+}
+
+/// Asserts a JSON `{message}` error with `status`; HEAD answers carry no body, so only their
+/// status and content type are checked.
+async fn assert_json_error(res: reqwest::Response, method: &str, path: &str, status: u16) {
+    assert_eq!(res.status(), status, "{method} {path}");
+    assert_eq!(
+        res.headers()["content-type"],
+        "application/json",
+        "{method} {path}"
+    );
+    if path.starts_with("/files") {
+        assert_eq!(res.headers()["tus-resumable"], "1.0.0", "{method} {path}");
+    }
+    if method == "HEAD" {
+        return;
+    }
+    let body: serde_json::Value = res.json().await.expect("JSON body");
+    assert!(
+        body["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{method} {path}: {body}"
+    );
+}
+
+#[tokio::test]
+async fn unknown_paths_under_every_api_prefix_are_json_404s() {
+    let ui = page_dir();
+    let server = start(Some(ui.path().to_owned()), bucket()).await;
+    let cases = [
+        ("HEAD", "/files/abc/def"),
+        ("GET", "/files/abc/def"),
+        ("PATCH", "/files/abc/def/ghi"),
+        ("GET", "/upload/a/b"),
+        ("POST", "/upload/raw/x"),
+        ("GET", "/url"),
+        ("POST", "/url/nope"),
+        ("GET", "/s3"),
+        ("GET", "/s3/nope"),
+        ("GET", "/s3/multipart/id/1/extra"),
+        ("GET", "/api"),
+        ("GET", "/api/token/extra"),
+        ("GET", "/api2/nope"),
+        ("GET", "/drive"),
+        ("GET", "/drive/nope"),
+        ("GET", "/instagram/nope/deeper"),
+        ("GET", "/providers/x"),
+        ("GET", "/metrics/x"),
+        ("GET", "/health/x"),
+        ("GET", "/openapi.json/x"),
+    ];
+    for (method, path) in cases {
+        // Asked as a browser would: the page must still not answer.
+        let res = send(&server.base, method, path, "text/html,*/*;q=0.8").await;
+        assert_json_error(res, method, path, 404).await;
+    }
+}
+
+#[tokio::test]
+async fn wrong_methods_on_known_paths_are_json_405s_with_allow() {
+    let server = start(None, bucket()).await;
+    // Each path with a method it does not take and every method it does.
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("PUT", "/files/", &["POST", "OPTIONS"]),
+        (
+            "PUT",
+            "/files/abc",
+            &["HEAD", "PATCH", "DELETE", "GET", "POST", "OPTIONS"],
+        ),
+        ("GET", "/upload", &["POST"]),
+        ("GET", "/upload/raw", &["POST", "PUT"]),
+        ("DELETE", "/upload/abc", &["GET", "HEAD"]),
+        ("GET", "/url/meta", &["POST"]),
+        ("GET", "/url/get", &["POST"]),
+        ("POST", "/s3/params", &["GET", "HEAD"]),
+        ("GET", "/s3/multipart", &["POST"]),
+        ("POST", "/s3/multipart/id", &["GET", "HEAD", "DELETE"]),
+        ("GET", "/s3/multipart/id/complete", &["POST"]),
+        ("POST", "/api/token", &["GET", "HEAD"]),
+        ("POST", "/api2/auth-callback/token/1", &["GET", "HEAD"]),
+        ("POST", "/drive/list", &["GET", "HEAD"]),
+        ("GET", "/drive/get/file", &["POST"]),
+        ("PUT", "/drive/logout", &["GET", "HEAD", "POST"]),
+        ("GET", "/drive/refresh-token", &["POST"]),
+        ("POST", "/drive/connect", &["GET", "HEAD"]),
+        ("POST", "/providers", &["GET", "HEAD"]),
+        ("POST", "/metrics", &["GET", "HEAD"]),
+        ("DELETE", "/health", &["GET", "HEAD"]),
+        ("POST", "/openapi.json", &["GET", "HEAD"]),
+    ];
+    for (method, path, allowed) in cases {
+        let res = send(&server.base, method, path, "application/json").await;
+        let allow = res
+            .headers()
+            .get("allow")
+            .unwrap_or_else(|| panic!("{method} {path}: no Allow"))
+            .to_str()
+            .expect("ascii")
+            .to_owned();
+        let mut got: Vec<&str> = allow.split(',').map(str::trim).collect();
+        got.sort_unstable();
+        let mut want = allowed.to_vec();
+        want.sort_unstable();
+        assert_eq!(got, want, "{method} {path}");
+        assert_json_error(res, method, path, 405).await;
+    }
+}
+
+#[tokio::test]
+async fn s3_routes_without_a_bucket_say_so() {
+    let server = start(None, S3Args::default()).await;
+    for (method, path) in [
+        ("GET", "/s3/params?filename=a&type=text/plain"),
+        ("POST", "/s3/multipart"),
+        ("GET", "/s3/multipart/id"),
+        ("DELETE", "/s3/multipart/id"),
+        ("GET", "/s3/multipart/id/batch?partNumbers=1"),
+        ("POST", "/s3/multipart/id/complete"),
+        ("GET", "/s3/multipart/id/1"),
+        ("GET", "/s3/anything/else"),
+    ] {
+        let res = send(&server.base, method, path, "*/*").await;
+        assert_eq!(res.status(), 404, "{method} {path}");
+        assert_eq!(res.headers()["content-type"], "application/json");
+        let body: serde_json::Value = res.json().await.expect("JSON");
+        assert_eq!(
+            body,
+            serde_json::json!({ "message": "S3 is not configured" }),
+            "{method} {path}"
+        );
+    }
+}
+
+/// The page answers navigations only, for a `--ui-dir` page and for the embedded one.
+#[tokio::test]
+async fn the_page_answers_navigations_only() {
+    let ui = page_dir();
+    let dir = start(Some(ui.path().to_owned()), S3Args::default()).await;
+    let html = "text/html,application/xhtml+xml,*/*;q=0.8";
+    for path in ["/", "/some/client/route"] {
+        let res = send(&dir.base, "GET", path, html).await;
+        assert_eq!(res.status(), 200, "{path}");
+        assert_eq!(res.text().await.expect("body"), "<title>ferry page</title>");
+    }
+    let asset = send(&dir.base, "GET", "/assets/app.js", "*/*").await;
+    assert_eq!(asset.status(), 200);
+    assert_eq!(asset.text().await.expect("body"), "console.log(1)");
+    for (path, accept) in [
+        ("/some/client/route", "application/json"),
+        ("/some/client/route", "text/html;q=0"),
+        ("/missing.js", html),
+        ("/assets/x.css", html),
+        ("/assets/app.js.map", "*/*"),
+    ] {
+        let res = send(&dir.base, "GET", path, accept).await;
+        assert_eq!(res.status(), 404, "{path} {accept}");
+        assert_eq!(res.headers()["content-type"], "application/json");
+    }
+    let post = send(&dir.base, "POST", "/some/client/route", html).await;
+    assert_ne!(post.status(), 200);
+
+    // A --ui-dir with no page in it: the "not built" placeholder, for navigations only.
+    let empty = tempfile::tempdir().expect("temp dir");
+    let placeholder = start(Some(empty.path().to_owned()), S3Args::default()).await;
+    let page = send(&placeholder.base, "GET", "/some/client/route", html).await;
+    assert_eq!(page.status(), 200);
+    assert!(
+        page.text()
+            .await
+            .expect("body")
+            .contains("The upload page is not built")
+    );
+    let asset = send(&placeholder.base, "GET", "/missing.js", html).await;
+    assert_eq!(asset.status(), 404);
+
+    let embedded = start(None, S3Args::default()).await;
+    let dist = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps/demo/dist");
+    let built = dist.join("index.html").is_file();
+    let page = send(&embedded.base, "GET", "/some/client/route", html).await;
+    assert_eq!(page.status(), 200);
+    if built {
+        assert_eq!(page.headers()["content-type"], "text/html");
+    }
+    for (path, accept) in [
+        ("/some/client/route", "application/json"),
+        ("/missing.js", html),
+        ("/assets/x.css", html),
+    ] {
+        let res = send(&embedded.base, "GET", path, accept).await;
+        assert_eq!(res.status(), 404, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn openapi_document_describes_every_route() {
+    let server = start(None, S3Args::default()).await;
+    let res = send(&server.base, "GET", "/openapi.json", "application/json").await;
+    assert_eq!(res.status(), 200);
+    assert!(
+        res.headers()["content-type"]
+            .to_str()
+            .expect("ascii")
+            .starts_with("application/json")
+    );
+    let doc: serde_json::Value = res.json().await.expect("JSON");
+    assert!(
+        doc["openapi"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("3.1.")),
+        "{}",
+        doc["openapi"]
+    );
+    let paths = doc["paths"].as_object().expect("paths");
+    for path in [
+        "/files/",
+        "/files/{id}",
+        "/upload",
+        "/upload/raw",
+        "/upload/{id}",
+        "/url/meta",
+        "/url/get",
+        "/api/{token}",
+        "/s3/params",
+        "/s3/multipart",
+        "/s3/multipart/{uploadId}",
+        "/s3/multipart/{uploadId}/batch",
+        "/s3/multipart/{uploadId}/complete",
+        "/s3/multipart/{uploadId}/{partNumber}",
+        "/providers",
+        "/{provider}/list/{path}",
+        "/{provider}/get/{id}",
+        "/{provider}/logout",
+        "/{provider}/refresh-token",
+        "/{provider}/thumbnail/{id}",
+        "/{provider}/connect",
+        "/{provider}/redirect",
+        "/{provider}/callback",
+        "/{provider}/send-token",
+        "/api2/auth-callback/token/{id}",
+        "/health",
+        "/metrics",
+        "/openapi.json",
+    ] {
+        assert!(paths.contains_key(path), "{path} missing from the document");
+    }
+    // Every tus verb on an upload, each with its headers described.
+    let upload = &paths["/files/{id}"];
+    for verb in ["head", "patch", "delete", "get", "options"] {
+        assert!(upload.get(verb).is_some(), "/files/{{id}} {verb}");
+    }
+    assert!(paths["/files/"].get("post").is_some());
+    let scheme = &doc["components"]["securitySchemes"]["bearerAuth"];
+    assert_eq!(scheme["type"], "http");
+    assert_eq!(scheme["scheme"], "bearer");
+    assert_eq!(scheme["bearerFormat"], "JWT");
+    assert!(doc["components"]["schemas"]["ErrorMessage"].is_object());
+    // Protected and open routes as `--auth-secret` will treat them.
+    let secured = |path: &str, verb: &str| {
+        paths[path][verb]["security"]
+            .as_array()
+            .is_some_and(|s| s.iter().any(|r| r.get("bearerAuth").is_some()))
+    };
+    for (path, verb) in [
+        ("/files/", "post"),
+        ("/files/{id}", "patch"),
+        ("/upload", "post"),
+        ("/url/get", "post"),
+        ("/s3/params", "get"),
+        ("/{provider}/list/{path}", "get"),
+    ] {
+        assert!(secured(path, verb), "{verb} {path} should need a token");
+    }
+    for (path, verb) in [
+        ("/files/", "options"),
+        ("/health", "get"),
+        ("/metrics", "get"),
+        ("/{provider}/connect", "get"),
+        ("/{provider}/send-token", "get"),
+    ] {
+        assert!(!secured(path, verb), "{verb} {path} should be open");
+    }
+}
+
+/// `ferry serve --help` lists every route of the OpenAPI document (so it lists every route the
+/// handlers declare), and the README's copy of the table is the same table.
+#[test]
+fn help_and_readme_list_every_route() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
+        .args(["serve", "--help"])
+        .output()
+        .expect("run ferry");
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).expect("utf-8");
+    let operations = ferry::openapi::operations();
+    assert!(operations.len() >= 28, "{operations:?}");
+    for (path, methods) in &operations {
+        assert!(!methods.is_empty(), "{path}");
+        for method in methods {
+            let row = format!("| {method} | {path} | ");
+            assert!(help.contains(&row), "`{row}` missing from serve --help");
+        }
+    }
+    let table = ferry::openapi::route_table();
+    assert!(help.contains(table.trim_end()), "help holds the table");
+
+    let readme = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let text = std::fs::read_to_string(&readme).expect("README");
+    let (begin, end) = ("<!-- routes:begin -->\n", "<!-- routes:end -->");
+    let start = text.find(begin).expect("begin marker") + begin.len();
+    let stop = text.find(end).expect("end marker");
+    if std::env::var_os("FERRY_BLESS_README").is_some() {
+        let updated = format!("{}{table}{}", &text[..start], &text[stop..]);
+        std::fs::write(&readme, updated).expect("write README");
+        return;
+    }
+    assert_eq!(
+        &text[start..stop],
+        table,
+        "README's route table is stale: run FERRY_BLESS_README=1 cargo test -p ferry --test surface"
+    );
+}
+
+/// The document and the router agree path by path: every documented path is routed, and the
+/// methods the router allows there (its `Allow` on a method nobody takes) are the documented
+/// ones. A route added without its annotation, or an annotation without a route, fails here.
+#[tokio::test]
+async fn the_document_matches_the_router() {
+    let server = start(None, bucket()).await;
+    for (path, documented) in ferry::openapi::operations() {
+        let concrete: String = path
+            .replace("{provider}", "drive")
+            .split('/')
+            .map(|segment| {
+                if segment.starts_with('{') {
+                    "x1"
+                } else {
+                    segment
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("/");
+        let res = send(&server.base, "TRACE", &concrete, "application/json").await;
+        assert_eq!(res.status(), 405, "{path} is not routed");
+        let allow = res.headers()["allow"].to_str().expect("ascii").to_owned();
+        let mut routed: Vec<&str> = allow.split(',').map(str::trim).collect();
+        let mut documented = documented.clone();
+        // axum answers HEAD wherever GET is; the document lists HEAD only where it differs.
+        for methods in [&mut routed, &mut documented] {
+            if methods.contains(&"GET") && !methods.contains(&"HEAD") {
+                methods.push("HEAD");
+            }
+            methods.sort_unstable();
+        }
+        assert_eq!(routed, documented, "{path}");
+    }
+}
+
+/// The schemas say what the handlers send: real answers have exactly the properties their
+/// schema lists (an upload, the provider list, an error).
+#[tokio::test]
+async fn schemas_match_real_answers() {
+    let server = start(None, S3Args::default()).await;
+    let doc: serde_json::Value = send(&server.base, "GET", "/openapi.json", "*/*")
+        .await
+        .json()
+        .await
+        .expect("JSON");
+    let schemas = &doc["components"]["schemas"];
+    let keys_of = |schema: &str| {
+        let mut keys: Vec<String> = schemas[schema]["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{schema} has properties"))
+            .keys()
+            .cloned()
+            .collect();
+        keys.sort();
+        keys
+    };
+    let keys = |value: &serde_json::Value| {
+        let mut keys: Vec<String> = value.as_object().expect("object").keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    let client = reqwest::Client::new();
+    let uploaded: serde_json::Value = client
+        .put(format!("{}/upload/raw?name=a.txt", server.base))
+        .header("content-type", "text/plain")
+        .body("hello")
+        .send()
+        .await
+        .expect("upload")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(keys(&uploaded), keys_of("Uploaded"), "{uploaded}");
+    assert_eq!(keys(&uploaded["files"][0]), keys_of("StoredFile"));
+    assert_eq!(uploaded["files"][0]["size"], 5);
+
+    let providers: serde_json::Value = send(&server.base, "GET", "/providers", "*/*")
+        .await
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(keys(&providers), keys_of("Providers"), "{providers}");
+
+    for (method, path) in [("GET", "/upload/nope"), ("POST", "/url/meta")] {
+        let error: serde_json::Value = send(&server.base, method, path, "*/*")
+            .await
+            .json()
+            .await
+            .expect("JSON");
+        assert_eq!(
+            keys(&error),
+            keys_of("ErrorMessage"),
+            "{method} {path}: {error}"
+        );
+    }
+}
