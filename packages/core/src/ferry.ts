@@ -37,7 +37,7 @@ import type {
   UploadError,
   UploadSummary,
 } from './types.ts';
-import type { Uploader } from './uploader.ts';
+import { type RequestHeaders, resolveHeaders, type Uploader } from './uploader.ts';
 
 export type { FerryEvents } from './events.ts';
 export type { Processor } from './processors.ts';
@@ -49,6 +49,12 @@ export interface FerryOptions {
   uploader?: Uploader;
   /** The companion (`ferry` or a stock Companion) that imports links and moves remote files. */
   companionUrl?: string;
+  /**
+   * Headers sent with every request the engine's uploads and companion calls make (tus, XHR, S3
+   * signing, link import, providers; the progress socket gets the bearer token as
+   * `access_token`). A function is called before each request, so a token can be refreshed.
+   */
+  headers?: RequestHeaders;
   /** Cloud providers: token persistence and test plumbing (see `companion/providers.ts`). */
   providerOptions?: ProvidersOptions;
   /** Uploader for files with `isRemote` (companion transfers); defaults to `uploader`. */
@@ -101,7 +107,10 @@ export class Ferry {
     this.id = options.id ?? 'ferry';
     this.companionUrl = options.companionUrl;
     this.#options = options;
-    this.providers = new Providers(() => this.companionUrl, this, options.providerOptions);
+    this.providers = new Providers(() => this.companionUrl, this, {
+      ...options.providerOptions,
+      headers: () => this.requestHeaders(),
+    });
     this.#restrictions = { ...noRestrictions, ...options.restrictions };
     this.#locale = resolveLocale(options.locale);
     if (options.meta) this.#store.dispatch({ type: 'meta', meta: options.meta });
@@ -226,6 +235,11 @@ export class Ferry {
     return accepted.map((f) => f.id);
   }
 
+  /** The headers of `FerryOptions.headers` as they are now (the function, if one, is called). */
+  requestHeaders(): Promise<Record<string, string>> {
+    return resolveHeaders(this.#options.headers);
+  }
+
   /** Imports a link through the companion as a remote file; a failure is a code for the UI to word. */
   importLink(url: string): Promise<LinkImportResult> {
     return importLink(this, url);
@@ -243,7 +257,7 @@ export class Ferry {
       // A running upload is terminated by its uploader on abort; an idle one (paused) here.
       if (!this.#runner.isRunning(f.id) && f.state !== 'complete') {
         void this.#uploaderFor(f)
-          ?.cancel?.(f, { companionUrl: this.companionUrl })
+          ?.cancel?.(f, { companionUrl: this.companionUrl, headers: () => this.requestHeaders() })
           .catch(() => undefined);
       }
       this.#runner.abort(f.id, why);
@@ -401,6 +415,7 @@ export class Ferry {
       hasPostprocessors: () => this.#processors.has('postprocess'),
       companionUrl: this.companionUrl,
       providerClient: (id: string) => (this.companionUrl === undefined ? undefined : this.providers.client(id)),
+      requestHeaders: () => this.requestHeaders(),
     };
   }
 

@@ -31,6 +31,8 @@ export interface EngineHost {
   readonly companionUrl: string | undefined;
   /** The engine's provider clients, for provider files. */
   providerClient?(id: string): ProviderClient | undefined;
+  /** The engine's request headers (`FerryOptions.headers`), resolved now. */
+  requestHeaders(): Promise<Record<string, string>>;
 }
 
 export interface RunnerOptions {
@@ -212,6 +214,7 @@ export class Runner {
       i18n: (key: string, vars?: Record<string, string | number>) => this.#host.i18n(key, vars),
       companionUrl: this.#host.companionUrl,
       providerClient: (id: string) => this.#host.providerClient?.(id),
+      headers: () => this.#host.requestHeaders(),
     };
     const progress = (updates: ProgressUpdate[]) => {
       if (run.controller.signal.aborted) return;

@@ -6,6 +6,32 @@ import type { FerryFile, UploadError } from './types.ts';
 /** Why an upload's signal was aborted. */
 export type AbortReason = 'pause' | 'cancel' | 'remove' | 'stall' | 'offline';
 
+/**
+ * Extra request headers (e.g. `{ Authorization: 'Bearer ...' }`): a record, or a function called
+ * before every request, so an application can hand out a fresh token.
+ */
+export type RequestHeaders = Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
+
+/** The headers of every source, later ones winning. */
+export async function resolveHeaders(...sources: (RequestHeaders | undefined)[]): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const source of sources) {
+    Object.assign(out, typeof source === 'function' ? await source() : source);
+  }
+  return out;
+}
+
+/**
+ * `url` with the bearer token of `headers` as its `access_token` parameter (RFC 6750), for what a
+ * browser cannot add headers to: a websocket, an image.
+ */
+export function withAccessToken(url: string, headers: Record<string, string>): string {
+  const auth = Object.entries(headers).find(([k]) => k.toLowerCase() === 'authorization')?.[1];
+  const token = auth?.match(/^bearer\s+(.+)$/i)?.[1]?.trim();
+  if (!token) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}access_token=${encodeURIComponent(token)}`;
+}
+
 export interface UploadContext {
   /** Aborted on pause, cancel, remove, stall or going offline; see {@link reason}. */
   signal: AbortSignal;
@@ -23,10 +49,12 @@ export interface UploadContext {
   companionUrl?: string;
   /** The engine's client of a cloud provider (its token and refresh), for provider files. */
   providerClient?(id: string): ProviderClient | undefined;
+  /** The engine's headers (`FerryOptions.headers`), fresh for each request; uploaders send them on every request. */
+  headers?(): Promise<Record<string, string>>;
 }
 
 /** What {@link Uploader.cancel} gets from the engine. */
-export type CancelContext = Pick<UploadContext, 'companionUrl'>;
+export type CancelContext = Pick<UploadContext, 'companionUrl' | 'headers'>;
 
 export interface UploadResult {
   uploadURL?: string;

@@ -50,6 +50,8 @@ export type LinkImportResult = { ok: true; id: string | null } | { ok: false; co
 /** The part of an engine link import needs. */
 export interface LinkTarget {
   readonly companionUrl: string | undefined;
+  /** Headers for the companion call (`FerryOptions.headers`). */
+  requestHeaders?(): Promise<Record<string, string>>;
   addFile(descriptor: FileDescriptor): string | null;
 }
 
@@ -64,7 +66,8 @@ export async function importLink(
   const companionUrl = options.companionUrl ?? engine.companionUrl;
   if (companionUrl === undefined) return { ok: false, code: 'companion-error', details: 'No companionUrl is set' };
   try {
-    const meta = await urlMeta(companionUrl, url, options.fetch);
+    const headers = (await engine.requestHeaders?.()) ?? {};
+    const meta = await urlMeta(companionUrl, url, options.fetch, headers);
     return { ok: true, id: engine.addFile(linkDescriptor(url, meta)) };
   } catch (error) {
     const answered = error instanceof UploaderError && error.status !== undefined;

@@ -7,6 +7,8 @@
  * `provider-login.ts`. Token persistence is opt-in: with a `storage`, the token is kept under
  * `ferry-provider-token:{companion}:{provider}` (see {@link tokenKey}).
  */
+
+import { withAccessToken } from '../uploader.ts';
 import { type LoginEnv, popupLogin } from './provider-login.ts';
 import { base, type FetchLike } from './remote.ts';
 
@@ -78,6 +80,8 @@ export interface ProviderClientOptions {
   storage?: TokenStorage | null;
   /** Popup, message and socket plumbing of the login (fakes in tests). */
   login?: Partial<LoginEnv>;
+  /** The engine's headers (`FerryOptions.headers`), sent with every request. */
+  headers?: () => Promise<Record<string, string>>;
 }
 
 /** The storage key of a provider's token for a companion. */
@@ -139,9 +143,16 @@ export class ProviderClient {
   async list(path = ''): Promise<ProviderPage> {
     const res = await this.request(`list/${path}`);
     const body = (await res.json()) as Partial<ProviderPage>;
+    const items = Array.isArray(body.items) ? body.items : [];
+    // Thumbnails served by the companion are `<img>` sources, which carry no headers: they get
+    // the engine's bearer token as `access_token` (only when the engine has one).
+    const headers = (await this.#options.headers?.()) ?? {};
+    const own = `${base(this.companionUrl)}/`;
     return {
       username: body.username ?? null,
-      items: Array.isArray(body.items) ? body.items : [],
+      items: items.map((item) =>
+        item.thumbnail?.startsWith(own) ? { ...item, thumbnail: withAccessToken(item.thumbnail, headers) } : item,
+      ),
       nextPagePath: body.nextPagePath || null,
     };
   }
@@ -218,8 +229,8 @@ export class ProviderClient {
     return body.uppyAuthToken;
   }
 
-  #send(path: string, init: RequestInit, token: string | null): Promise<Response> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  async #send(path: string, init: RequestInit, token: string | null): Promise<Response> {
+    const headers: Record<string, string> = { accept: 'application/json', ...(await this.#options.headers?.()) };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     if (token !== null) headers['uppy-auth-token'] = token;
     return (this.#options.fetch ?? fetch)(`${this.companionUrl}/${this.id}/${path}`, {

@@ -55,6 +55,8 @@ export interface ProvidersOptions {
   storage?: TokenStorage | null;
   fetch?: FetchLike;
   login?: Partial<LoginEnv>;
+  /** Headers sent with every provider request (the engine passes `FerryOptions.headers`). */
+  headers?: () => Promise<Record<string, string>>;
 }
 
 export class Providers {
@@ -101,6 +103,7 @@ export class Providers {
         fetch: this.#options.fetch,
         storage: this.#options.storage,
         login: this.#options.login,
+        headers: this.#options.headers,
       });
       this.#clients.set(id, client);
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { fakeCompanion } from '../test/fake-companion.ts';
 import type { FerryFile } from '../types.ts';
-import type { AbortReason, UploadContext } from '../uploader.ts';
+import { type AbortReason, type UploadContext, withAccessToken } from '../uploader.ts';
 import { ProviderClient } from './provider.ts';
 import { RemoteUploader, type SocketLike, urlMeta } from './remote.ts';
 
@@ -266,6 +266,28 @@ describe('the engine companion', () => {
     await cancelled;
     expect(t.sockets[0]?.sent).toEqual([{ action: 'cancel', payload: {} }]);
     expect(t.sockets[0]?.closed).toBe(true);
+  });
+});
+
+describe('engine headers', () => {
+  it('the progress socket carries the bearer token as access_token', async () => {
+    const t = setup();
+    const cancelled = t.uploader.cancel(remoteFile({ serverToken: 'tok9' }), {
+      companionUrl: 'https://c.test',
+      headers: async () => ({ Authorization: 'Bearer a.b c' }),
+    });
+    await vi.waitFor(() => expect(t.sockets[0]).toBeDefined());
+    expect(t.sockets[0]?.url).toBe('wss://c.test/api/tok9?access_token=a.b%20c');
+    t.sockets[0]?.open();
+    await cancelled;
+  });
+
+  it('withAccessToken keeps URLs without a bearer token as they are', () => {
+    expect(withAccessToken('wss://c/api/t', {})).toBe('wss://c/api/t');
+    expect(withAccessToken('wss://c/api/t', { authorization: 'Basic x' })).toBe('wss://c/api/t');
+    expect(withAccessToken('https://c/x?a=1', { Authorization: 'bearer tok' })).toBe(
+      'https://c/x?a=1&access_token=tok',
+    );
   });
 });
 

@@ -13,6 +13,7 @@ import {
   type Uploader,
   UploaderError,
   type UploadResult,
+  withAccessToken,
 } from '../uploader.ts';
 import { ProviderAuthError, ProviderRequestError } from './provider.ts';
 
@@ -44,10 +45,15 @@ export function base(companionUrl: string): string {
 }
 
 /** Asks the companion at `companionUrl` for the name, type and size of `url`. */
-export async function urlMeta(companionUrl: string, url: string, fetchImpl: FetchLike = fetch): Promise<UrlMeta> {
+export async function urlMeta(
+  companionUrl: string,
+  url: string,
+  fetchImpl: FetchLike = fetch,
+  headers: Record<string, string> = {},
+): Promise<UrlMeta> {
   const res = await fetchImpl(`${base(companionUrl)}/url/meta`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    headers: { ...headers, 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({ url }),
   });
   const body = (await res.json().catch(() => ({}))) as Partial<UrlMeta> & {
@@ -108,13 +114,15 @@ export class RemoteUploader implements Uploader {
     const companion = base(ctx.companionUrl);
     const token = file.serverToken ?? (await this.#start(file, companion, ctx));
     if (!resuming) ctx.patchFile({ serverToken: token });
-    return this.#follow(companion, token, resuming, ctx);
+    return this.#follow(companion, token, resuming, ctx, (await ctx.headers?.()) ?? {});
   }
 
   /** Cancels the server-side transfer of a file that is not running (removed while paused). */
   async cancel(file: FerryFile, context: CancelContext): Promise<void> {
     if (!file.remote || file.serverToken === undefined || context.companionUrl === undefined) return;
-    const socket = this.#open(base(context.companionUrl), file.serverToken);
+    // Without engine headers the socket opens at once (nothing to wait for).
+    const headers = context.headers ? await context.headers() : {};
+    const socket = this.#open(base(context.companionUrl), file.serverToken, headers);
     await new Promise<void>((resolve) => {
       socket.onopen = () => {
         socket.send(JSON.stringify({ action: 'cancel', payload: {} }));
@@ -156,7 +164,7 @@ export class RemoteUploader implements Uploader {
           : '/url/get';
         res = await (o.fetch ?? fetch)(`${companion}${path}`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          headers: { ...(await ctx.headers?.()), 'content-type': 'application/json', accept: 'application/json' },
           body: JSON.stringify(body),
           signal: ctx.signal,
         });
@@ -184,13 +192,20 @@ export class RemoteUploader implements Uploader {
     return answer.token;
   }
 
-  #open(companion: string, token: string): SocketLike {
-    const url = `${companion.replace(/^http/, 'ws')}/api/${token}`;
+  /** The progress socket; a browser cannot set its headers, so a bearer token rides as `access_token`. */
+  #open(companion: string, token: string, headers: Record<string, string>): SocketLike {
+    const url = withAccessToken(`${companion.replace(/^http/, 'ws')}/api/${token}`, headers);
     return this.#options.socket ? this.#options.socket(url) : (new WebSocket(url) as unknown as SocketLike);
   }
 
-  #follow(companion: string, token: string, resuming: boolean, ctx: UploadContext): Promise<UploadResult> {
-    const socket = this.#open(companion, token);
+  #follow(
+    companion: string,
+    token: string,
+    resuming: boolean,
+    ctx: UploadContext,
+    headers: Record<string, string>,
+  ): Promise<UploadResult> {
+    const socket = this.#open(companion, token, headers);
     const send = (action: string) => {
       if (socket.readyState === 1) socket.send(JSON.stringify({ action, payload: {} }));
     };

@@ -3,7 +3,7 @@
  * with every answer validated before use: a malformed answer is a clear error, never a crash
  * three calls later. Shared by {@link S3Uploader} and {@link S3MultipartUploader}.
  */
-import { UploaderError } from '../uploader.ts';
+import { resolveHeaders, UploaderError } from '../uploader.ts';
 
 export interface S3SignerOptions {
   /** Base URL of the companion (e.g. `https://uploads.example.com` or `''` for same origin). */
@@ -98,9 +98,15 @@ export function validateParts(answer: unknown): ListedPart[] {
 /** Calls to one companion's S3 routes. */
 export class S3Signer {
   readonly #options: S3SignerOptions;
+  #engineHeaders: (() => Promise<Record<string, string>>) | undefined;
 
   constructor(options: S3SignerOptions) {
     this.#options = options;
+  }
+
+  /** Sends the engine's headers (`FerryOptions.headers`) too, under this signer's own. */
+  useEngineHeaders(headers: (() => Promise<Record<string, string>>) | undefined): void {
+    this.#engineHeaders = headers;
   }
 
   async params(
@@ -147,7 +153,7 @@ export class S3Signer {
 
   async #call(method: string, path: string, body: unknown, signal: AbortSignal): Promise<unknown> {
     const base = this.#options.companionUrl.replace(/\/+$/, '');
-    const extra = typeof this.#options.headers === 'function' ? await this.#options.headers() : this.#options.headers;
+    const extra = await resolveHeaders(this.#engineHeaders, this.#options.headers);
     let response: Response;
     try {
       response = await fetch(`${base}/${path}`, {

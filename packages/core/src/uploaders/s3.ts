@@ -30,6 +30,7 @@ export class S3Uploader implements Uploader {
   }
 
   async upload(file: FerryFile, context: UploadContext): Promise<UploadResult> {
+    this.#signer.useEngineHeaders(context.headers);
     const data = file.data;
     if (!data) throw new UploaderError('s3: the file has no local data', { retryable: false });
     const meta = pickMeta(file.meta, this.#options.allowedMetaFields);

@@ -26,6 +26,8 @@ let server: Server;
 let base = '';
 let uploads: Map<string, Stored>;
 let log: string[];
+/** `METHOD Authorization` of every answered request. */
+let authorizations: string[] = [];
 let locked = false;
 /** When set, creation is refused with this answer (as a pre-create hook would). */
 let refusal: { status: number; body: string; type: string } | undefined;
@@ -41,6 +43,7 @@ beforeAll(async () => {
     const path = new URL(req.url ?? '/', base).pathname;
     const answer = (status: number, headers: Record<string, string> = {}, body = '') => {
       log.push(`${req.method} ${path} ${status}`);
+      authorizations.push(`${req.method} ${req.headers.authorization ?? '-'}`);
       res.writeHead(status, { 'tus-resumable': '1.0.0', ...headers }).end(body);
     };
     if (req.headers['tus-resumable'] !== '1.0.0') return answer(412);
@@ -84,6 +87,7 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
 beforeEach(() => {
+  authorizations = [];
   uploads = new Map();
   log = [];
   locked = false;
@@ -250,4 +254,20 @@ test('server messages: JSON message, first text line, nothing from HTML or empty
   const long = serverMessage('x'.repeat(500));
   expect(long?.length).toBe(300);
   expect(long?.endsWith('\u2026')).toBe(true);
+});
+
+test("the engine's headers function is called for every request, so a refreshed token is used", async () => {
+  const bytes = pattern(200_000);
+  const { ctx } = context();
+  let issued = 0;
+  ctx.headers = async () => ({ Authorization: `Bearer t${++issued}` });
+  await uploader(64 * 1024).upload(localFile(bytes), ctx);
+  expect(authorizations).toEqual([
+    'POST Bearer t1',
+    'PATCH Bearer t2',
+    'PATCH Bearer t3',
+    'PATCH Bearer t4',
+    'PATCH Bearer t5',
+  ]);
+  expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
 });

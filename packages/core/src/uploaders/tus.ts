@@ -6,7 +6,15 @@
 import * as tus from 'tus-js-client';
 import { DEFAULT_RETRY_DELAYS, shouldRetry } from '../retryer.ts';
 import type { FerryFile } from '../types.ts';
-import { type UploadContext, type Uploader, UploaderError, type UploadResult } from '../uploader.ts';
+import {
+  type CancelContext,
+  type RequestHeaders,
+  resolveHeaders,
+  type UploadContext,
+  type Uploader,
+  UploaderError,
+  type UploadResult,
+} from '../uploader.ts';
 
 export { DEFAULT_RETRY_DELAYS } from '../retryer.ts';
 
@@ -17,7 +25,8 @@ export interface TusOptions {
   chunkSize?: number;
   /** Delays between automatic retries, in ms (the spec's 0, 1000, 3000, 5000 by default). */
   retryDelays?: number[];
-  headers?: Record<string, string>;
+  /** Extra headers on every request (merged over the engine's `headers`); a function is called per request. */
+  headers?: RequestHeaders;
   /** Continue an earlier upload of the same file found in the browser's storage (default true). */
   resume?: boolean;
   /** Meta fields sent as tus metadata; all by default. */
@@ -42,7 +51,11 @@ export class TusUploader implements Uploader {
         endpoint: this.#options.endpoint,
         ...(file.tus?.uploadUrl ? { uploadUrl: file.tus.uploadUrl } : {}),
         ...(this.#options.chunkSize ? { chunkSize: this.#options.chunkSize } : {}),
-        ...(this.#options.headers ? { headers: this.#options.headers } : {}),
+        // Headers are set per request, so a refreshed token reaches every PATCH and HEAD.
+        onBeforeRequest: async (req) => {
+          const headers = await resolveHeaders(context.headers, this.#options.headers);
+          for (const [name, value] of Object.entries(headers)) req.setHeader(name, value);
+        },
         retryDelays: this.#options.retryDelays ?? [...DEFAULT_RETRY_DELAYS],
         metadata: this.#metadata(file),
         storeFingerprintForResuming: resume,
@@ -84,12 +97,11 @@ export class TusUploader implements Uploader {
   }
 
   /** Deletes the server's partial upload of a file that is not running (e.g. removed while paused). */
-  async cancel(file: FerryFile): Promise<void> {
+  async cancel(file: FerryFile, context?: CancelContext): Promise<void> {
     const url = file.tus?.uploadUrl;
     if (!url) return;
-    await tus.Upload.terminate(url, { ...(this.#options.headers ? { headers: this.#options.headers } : {}) }).catch(
-      () => undefined,
-    );
+    const headers = await resolveHeaders(context?.headers, this.#options.headers);
+    await tus.Upload.terminate(url, { headers }).catch(() => undefined);
   }
 
   /** The server may answer a relative Location; the file record keeps a full URL. */

@@ -115,10 +115,12 @@ export class XhrUploader implements Uploader {
     file: FerryFile,
     body: Blob | FormData,
     contentType: string | undefined,
-    context: Pick<UploadContext, 'signal' | 'onProgress' | 'i18n'>,
+    context: Pick<UploadContext, 'signal' | 'onProgress' | 'i18n' | 'headers'>,
   ): Promise<Response> {
     const o = this.#options;
-    const headers = typeof o.headers === 'function' ? o.headers(file) : o.headers;
+    // The engine's headers first; this uploader's own win.
+    const engine = (await context.headers?.()) ?? {};
+    const headers = { ...engine, ...(typeof o.headers === 'function' ? o.headers(file) : o.headers) };
     const answer = await sendXhr({
       method: o.method ?? 'POST',
       url: typeof o.endpoint === 'function' ? o.endpoint(file) : o.endpoint,
