@@ -6,12 +6,14 @@
 //! [`TestServer`], [`random_bytes`], [`sha256_hex`] here; [`origin`]: misbehaving origin
 //! servers, a connection-counting sink and a fail-then-recover wrapper; [`garage`]: Garage (S3);
 //! [`redis`]: `redis-server`; [`hooks`]: a recording hook receiver ([`hooks::HookReceiver`]);
-//! [`fake`]: fake Google (OAuth + Drive) and Instagram servers for the provider tests.
+//! [`fake`]: fake Google (OAuth + Drive) and Instagram servers for the provider tests;
+//! [`process`]: a real `ferry serve` child process ([`process::FerryProcess`]).
 
 pub mod fake;
 pub mod garage;
 pub mod hooks;
 pub mod origin;
+pub mod process;
 pub mod redis;
 
 use std::net::SocketAddr;

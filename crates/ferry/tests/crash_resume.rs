@@ -4,80 +4,44 @@
 //! sync policies: a crash of the process never loses what the kernel holds.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use ferry_testkit::process::FerryProcess as Ferry;
 use ferry_testkit::{random_bytes, sha256_hex};
 use sha2::{Digest, Sha256};
 
-/// A `ferry serve` child process, killed with SIGKILL when dropped.
-struct Ferry {
-    child: Child,
-    base: String,
+/// `ferry serve` on `data` with the fsync policy `fsync`.
+async fn start(data: &Path, fsync: &str) -> Ferry {
+    let data = data.as_os_str();
+    let args: [&std::ffi::OsStr; 6] = [
+        "--fsync".as_ref(),
+        fsync.as_ref(),
+        "--data-dir".as_ref(),
+        data,
+        "--ui-dir".as_ref(),
+        data,
+    ];
+    Ferry::start(env!("CARGO_BIN_EXE_ferry"), args).await
 }
 
-impl Drop for Ferry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Ferry {
-    async fn start(data: &Path, fsync: &str) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port();
-        let child = Command::new(env!("CARGO_BIN_EXE_ferry"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .args(["--fsync", fsync])
-            .arg("--data-dir")
-            .arg(data)
-            .arg("--ui-dir")
-            .arg(data)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn ferry");
-        let ferry = Self {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-        };
-        for _ in 0..400 {
-            if reqwest::get(format!("{}/health", ferry.base)).await.is_ok() {
-                return ferry;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("ferry did not start");
-    }
-
-    /// Creates an upload of `len` bytes; returns its path and id.
-    async fn create(&self, client: &reqwest::Client, len: usize) -> (String, String) {
-        let res = client
-            .post(format!("{}/files/", self.base))
-            .header("Tus-Resumable", "1.0.0")
-            .header("Upload-Length", len.to_string())
-            .send()
-            .await
-            .expect("create");
-        assert_eq!(res.status(), 201);
-        let location = res.headers()["location"]
-            .to_str()
-            .expect("ascii")
-            .to_owned();
-        let id = location.rsplit('/').next().expect("id").to_owned();
-        (location, id)
-    }
-
-    /// SIGKILL: no shutdown code runs.
-    fn kill9(mut self) {
-        self.child.kill().expect("kill -9");
-        self.child.wait().expect("reap");
-    }
+/// Creates an upload of `len` bytes; returns its path and id.
+async fn create(ferry: &Ferry, client: &reqwest::Client, len: usize) -> (String, String) {
+    let res = client
+        .post(format!("{}/files/", ferry.base))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Length", len.to_string())
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(res.status(), 201);
+    let location = res.headers()["location"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    let id = location.rsplit('/').next().expect("id").to_owned();
+    (location, id)
 }
 
 #[tokio::test]
@@ -139,8 +103,8 @@ async fn kill_9_mid_checksummed_patch_counts_none_of_it() {
     let bytes = random_bytes(24 << 20);
     let checksum = format!("sha256 {}", STANDARD.encode(Sha256::digest(&bytes)));
     let client = reqwest::Client::new();
-    let ferry = Ferry::start(data.path(), "always").await;
-    let (location, id) = ferry.create(&client, bytes.len()).await;
+    let ferry = start(data.path(), "always").await;
+    let (location, id) = create(&ferry, &client, bytes.len()).await;
     let staged = data.path().join("tus").join(format!("{id}.stage"));
     let url = format!("{}{location}", ferry.base);
     let headers = [("Upload-Checksum", checksum.clone())];
@@ -150,7 +114,7 @@ async fn kill_9_mid_checksummed_patch_counts_none_of_it() {
         "the chunk was being held aside when ferry died"
     );
 
-    let ferry = Ferry::start(data.path(), "always").await;
+    let ferry = start(data.path(), "always").await;
     let url = format!("{}{location}", ferry.base);
     let head = client
         .head(&url)
@@ -180,8 +144,8 @@ async fn kill_9_mid_patch_then_resume(fsync: &str) {
     let bytes = random_bytes(24 << 20);
     let client = reqwest::Client::new();
 
-    let ferry = Ferry::start(data.path(), fsync).await;
-    let (location, id) = ferry.create(&client, bytes.len()).await;
+    let ferry = start(data.path(), fsync).await;
+    let (location, id) = create(&ferry, &client, bytes.len()).await;
     let on_disk = data.path().join("tus").join(&id);
 
     // Stream the first 10 MiB of a PATCH that declares all 24, then kill -9 mid-body.
@@ -189,7 +153,7 @@ async fn kill_9_mid_patch_then_resume(fsync: &str) {
     kill_mid_patch(ferry, &client, &url, &bytes, &[], &on_disk).await;
 
     // Restart on the same directory: the offset only counts bytes that are really there.
-    let ferry = Ferry::start(data.path(), fsync).await;
+    let ferry = start(data.path(), fsync).await;
     let url = format!("{}{location}", ferry.base);
     let head = client
         .head(&url)

@@ -5,62 +5,47 @@
 #![cfg(feature = "s3")]
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use ferry_testkit::garage::Garage;
+use ferry_testkit::process::FerryProcess as Ferry;
 use ferry_testkit::redis::RedisServer;
 use ferry_testkit::{random_bytes, sha256_hex};
 
-/// A `ferry serve` child process, killed with SIGKILL (by its PID) when dropped.
-struct Ferry {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Ferry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Ferry {
-    async fn start(data: &Path, garage: &Garage, redis_url: &str) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port();
-        let child = Command::new(env!("CARGO_BIN_EXE_ferry"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .arg("--data-dir")
-            .arg(data)
-            .arg("--ui-dir")
-            .arg(data)
-            .args(["--store", "s3", "--s3-force-path-style"])
-            .args(["--s3-endpoint", &garage.endpoint])
-            .args(["--s3-bucket", &garage.bucket])
-            .args(["--s3-region", &garage.region])
-            .args(["--s3-access-key", &garage.access_key])
-            .args(["--s3-secret-key", &garage.secret_key])
-            .args(["--redis-url", redis_url])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn ferry");
-        let ferry = Self {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-        };
-        for _ in 0..400 {
-            if let Ok(res) = reqwest::get(format!("{}/health", ferry.base)).await {
-                assert_eq!(res.status(), 200);
-                return ferry;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        panic!("ferry did not start");
-    }
+/// `ferry serve` on `data`, storing in Garage's bucket and coordinating through Redis; waits
+/// until `/health` says so.
+async fn start(data: &Path, garage: &Garage, redis_url: &str) -> Ferry {
+    let data = data.display().to_string();
+    let ferry = Ferry::start(
+        env!("CARGO_BIN_EXE_ferry"),
+        [
+            "--data-dir",
+            &data,
+            "--ui-dir",
+            &data,
+            "--store",
+            "s3",
+            "--s3-force-path-style",
+            "--s3-endpoint",
+            &garage.endpoint,
+            "--s3-bucket",
+            &garage.bucket,
+            "--s3-region",
+            &garage.region,
+            "--s3-access-key",
+            &garage.access_key,
+            "--s3-secret-key",
+            &garage.secret_key,
+            "--redis-url",
+            redis_url,
+        ],
+    )
+    .await;
+    let res = reqwest::get(format!("{}/health", ferry.base))
+        .await
+        .expect("health");
+    assert_eq!(res.status(), 200);
+    ferry
 }
 
 async fn create(client: &reqwest::Client, on: &Ferry, len: usize) -> String {
@@ -164,9 +149,9 @@ async fn three_instances_share_tus_uploads_through_redis() {
     let dirs: Vec<_> = (0..3)
         .map(|_| tempfile::tempdir().expect("temp dir"))
         .collect();
-    let a = Ferry::start(dirs[0].path(), &garage, &redis.url()).await;
-    let b = Ferry::start(dirs[1].path(), &garage, &redis.url()).await;
-    let c = Ferry::start(dirs[2].path(), &garage, &redis.url()).await;
+    let a = start(dirs[0].path(), &garage, &redis.url()).await;
+    let b = start(dirs[1].path(), &garage, &redis.url()).await;
+    let c = start(dirs[2].path(), &garage, &redis.url()).await;
     let client = reqwest::Client::new();
 
     // Create on A, half on B, HEAD on C, the rest on A, GET on B.
@@ -272,7 +257,7 @@ async fn unreachable_redis_stops_the_start_with_the_url_redacted() {
         .expect("free port")
         .port();
     let data = tempfile::tempdir().expect("temp dir");
-    let out = Command::new(env!("CARGO_BIN_EXE_ferry"))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ferry"))
         .args(["serve", "--listen", "127.0.0.1:0"])
         .arg("--data-dir")
         .arg(data.path())
