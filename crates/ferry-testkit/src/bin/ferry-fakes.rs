@@ -3,6 +3,12 @@
 //! video and an album), prints one JSON line on stdout (endpoints, app credentials, every
 //! fixture file's id, name and sha256 of the bytes an import must store), and stops when stdin
 //! closes. The e2e specs start the fakes through this binary, so the fixture exists once.
+//!
+//! `bench/providers/` adds a larger Drive fixture with flags (all optional, off by default):
+//! `--folder-items N` (a folder "Bench big" of N tiny files, for listing),
+//! `--small-files N` and `--small-size BYTES` (a folder "Bench small" of N random files), and
+//! `--large-size BYTES` (one random file `bench-large.bin` at the root); its ids and digests are
+//! printed under `google.bench`.
 
 use bytes::Bytes;
 use ferry_testkit::fake::google::FakeGoogle;
@@ -15,8 +21,93 @@ fn entry(id: &str, name: &str, bytes: &[u8]) -> Value {
     json!({"id": id, "name": name, "size": bytes.len(), "sha256": sha256_hex(bytes)})
 }
 
+/// The benchmark fixture's sizes, from the command line.
+#[derive(Default)]
+struct BenchArgs {
+    folder_items: usize,
+    small_files: usize,
+    small_size: usize,
+    large_size: usize,
+}
+
+impl BenchArgs {
+    /// Reads `--name N` pairs; anything else is a usage error (exit 2).
+    fn parse(args: impl Iterator<Item = String>) -> Self {
+        let mut out = Self {
+            small_size: 64 * 1024,
+            ..Self::default()
+        };
+        let mut args = args;
+        while let Some(flag) = args.next() {
+            let value = args.next().and_then(|v| v.parse::<usize>().ok());
+            let slot = match flag.as_str() {
+                "--folder-items" => &mut out.folder_items,
+                "--small-files" => &mut out.small_files,
+                "--small-size" => &mut out.small_size,
+                "--large-size" => &mut out.large_size,
+                _ => usage(&flag),
+            };
+            *slot = value.unwrap_or_else(|| usage(&flag));
+        }
+        out
+    }
+}
+
+fn usage(flag: &str) -> ! {
+    eprintln!(
+        "ferry-fakes: bad argument {flag:?}; usage: ferry-fakes [--folder-items N] \
+         [--small-files N] [--small-size BYTES] [--large-size BYTES]"
+    );
+    std::process::exit(2)
+}
+
+/// Adds the benchmark fixture to the fake Drive; its description for the JSON line.
+fn add_bench(g: &ferry_testkit::fake::google::Google, b: &BenchArgs) -> Value {
+    let mut out = json!({});
+    if b.folder_items > 0 {
+        let big = g.add_folder("root", "Bench big");
+        // One shared buffer: listing needs names, not distinct bytes.
+        let tiny = Bytes::from_static(b"x");
+        for i in 0..b.folder_items {
+            g.add_file(
+                &big,
+                &format!("item-{i:05}.txt"),
+                "text/plain",
+                tiny.clone(),
+            );
+        }
+        out["bigFolder"] = json!(big);
+        out["bigItems"] = json!(b.folder_items);
+    }
+    if b.small_files > 0 {
+        let small = g.add_folder("root", "Bench small");
+        let mut files = Vec::new();
+        for i in 0..b.small_files {
+            let name = format!("small-{i:03}.bin");
+            let bytes = random_bytes(b.small_size);
+            let id = g.add_file(&small, &name, "application/octet-stream", bytes.clone());
+            files.push(entry(&id, &name, &bytes));
+        }
+        out["smallFolder"] = json!(small);
+        out["small"] = json!(files);
+    }
+    if b.large_size > 0 {
+        let bytes = random_bytes(b.large_size);
+        let digest = entry("", "bench-large.bin", &bytes);
+        let id = g.add_file(
+            "root",
+            "bench-large.bin",
+            "application/octet-stream",
+            Bytes::from(bytes),
+        );
+        out["large"] = json!({"id": id, "name": "bench-large.bin", "size": b.large_size, "sha256": digest["sha256"]});
+    }
+    out
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    let bench = BenchArgs::parse(std::env::args().skip(1));
     let google = FakeGoogle::start("google-client", "google-secret").await;
     let ig = FakeInstagram::start("ig-client", "ig-secret").await;
     google
@@ -63,6 +154,8 @@ async fn main() {
     );
     files.push(entry(&shared_id, "budget.xlsx", &shared));
 
+    let bench = add_bench(g, &bench);
+
     let mut media = Vec::new();
     for i in 0..3 {
         let bytes = random_bytes(50_000 + i * 1000);
@@ -84,6 +177,7 @@ async fn main() {
         "google": {
             "authUrl": google.auth_url(), "tokenUrl": google.token_url(), "apiUrl": google.api_url(),
             "key": "google-client", "secret": "google-secret", "email": g.email, "files": files,
+            "bench": bench,
         },
         "instagram": {
             "authUrl": ig.auth_url(), "tokenUrl": ig.token_url(), "graphUrl": ig.graph_url(),

@@ -218,7 +218,7 @@ describe('provider files', () => {
       ['POST', '/drive/get/a1%2Fb?x=1', 'refreshed-1'],
     ]);
     expect(fake.calls[2]?.body).toMatchObject({
-      fileId: 'f1',
+      fileId: 'a1',
       protocol: 'tus',
       endpoint: 'http://dest.test/files/',
       size: 100,
@@ -244,6 +244,32 @@ describe('provider files', () => {
       retryable: false,
     });
     expect(client.token).toBeNull();
+  });
+});
+
+describe('fileId in the /get body', () => {
+  it('is the provider id a provider file carries, not the engine id; a link without one sends the engine id', async () => {
+    const t = setup();
+    const provider = remoteFile({
+      id: 'ferry-abc-1',
+      remote: { providerName: 'drive', requestPath: 'prov-77', body: { fileId: 'prov-77' } },
+    } as Partial<FerryFile>);
+    const link = remoteFile({ id: 'ferry-abc-2' } as Partial<FerryFile>);
+    for (const file of [provider, link]) {
+      const run = t.uploader.upload(file, t.ctx);
+      await until(() => t.sockets.length === t.fetchMock.mock.calls.length);
+      t.sockets.at(-1)?.open();
+      t.sockets.at(-1)?.frame({ action: 'success', payload: { url: 'x' } });
+      await run;
+    }
+    const bodies = (t.fetchMock.mock.calls as unknown as [string, RequestInit][]).map(([url, init]) => [
+      url,
+      JSON.parse(String(init.body)).fileId,
+    ]);
+    expect(bodies).toEqual([
+      ['http://companion.test/drive/get/prov-77', 'prov-77'],
+      ['http://companion.test/url/get', 'ferry-abc-2'],
+    ]);
   });
 });
 

@@ -140,7 +140,9 @@ export class RemoteUploader implements Uploader {
     const endpoint = typeof location === 'undefined' ? o.endpoint : new URL(o.endpoint, location.href).href;
     const body = {
       ...remote.body,
-      fileId: file.id,
+      // Companion's wire: the provider's id of the file (the list item's `id`, which a provider
+      // file carries in `remote.body`); the engine's id only for files that have none (links).
+      fileId: remote.body.fileId ?? file.id,
       protocol: o.protocol ?? 'tus',
       endpoint,
       size: file.size,

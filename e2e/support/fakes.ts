@@ -1,0 +1,117 @@
+/**
+ * The fake Google and Instagram (`ferry-fakes`, from ferry-testkit) for the provider specs, and
+ * `ferry` started against them: the fakes print their endpoints, app credentials and fixture
+ * (every file's id, name and the sha256 an import must store) as one JSON line, and stop when
+ * their stdin closes.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { type RunningFerry, repoRoot, type StartOptions, startFerry } from './ferry.ts';
+
+/** The binary: `FERRY_FAKES_BIN`, else the debug build next to `ferry`. */
+export const fakesBin = process.env.FERRY_FAKES_BIN ?? join(repoRoot, 'target', 'debug', 'ferry-fakes');
+
+/** One fixture file: its provider id, the name an import stores, and that content's digest. */
+export interface FixtureFile {
+  id: string;
+  name: string;
+  size: number;
+  sha256: string;
+}
+
+export interface Fixture {
+  google: {
+    authUrl: string;
+    tokenUrl: string;
+    apiUrl: string;
+    key: string;
+    secret: string;
+    email: string;
+    files: FixtureFile[];
+  };
+  instagram: {
+    authUrl: string;
+    tokenUrl: string;
+    graphUrl: string;
+    key: string;
+    secret: string;
+    username: string;
+    media: FixtureFile[];
+  };
+}
+
+export interface RunningFakes {
+  fixture: Fixture;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function startFakes(): Promise<RunningFakes> {
+  const child = spawn(fakesBin, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const fixture = await new Promise<Fixture>((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error('ferry-fakes printed nothing in 20 s')), 20_000);
+    lines.once('line', (line) => {
+      clearTimeout(timer);
+      ok(JSON.parse(line) as Fixture);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`ferry-fakes exited with ${code}`));
+    });
+  });
+  return {
+    fixture,
+    process: child,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((ok) => child.once('exit', ok));
+      // Closing stdin is the binary's stop signal.
+      child.stdin?.end();
+      await exited;
+    },
+  };
+}
+
+/** The secret the specs' `ferry` seals tokens with. */
+export const SECRET = 'providers-e2e-secret';
+
+/** `ferry serve` arguments that enable Drive and Instagram against the fakes. */
+export function providerArgs(f: Fixture): string[] {
+  return [
+    '--secret',
+    SECRET,
+    '--google-key',
+    f.google.key,
+    '--google-secret',
+    f.google.secret,
+    '--google-auth-url',
+    f.google.authUrl,
+    '--google-token-url',
+    f.google.tokenUrl,
+    '--google-api-url',
+    f.google.apiUrl,
+    '--instagram-key',
+    f.instagram.key,
+    '--instagram-secret',
+    f.instagram.secret,
+    '--instagram-auth-url',
+    f.instagram.authUrl,
+    '--instagram-token-url',
+    f.instagram.tokenUrl,
+    '--instagram-graph-url',
+    f.instagram.graphUrl,
+    // The fakes' download and CDN URLs are on loopback, which the egress policy refuses otherwise.
+    '--allow-local-urls',
+  ];
+}
+
+/** `ferry` with the providers enabled against `fakes`, plus `extra` arguments. */
+export function startFerryWithProviders(
+  fakes: RunningFakes,
+  extra: string[] = [],
+  options: StartOptions = {},
+): Promise<RunningFerry> {
+  return startFerry([...providerArgs(fakes.fixture), ...extra], options);
+}
