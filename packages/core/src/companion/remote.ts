@@ -114,7 +114,7 @@ export class RemoteUploader implements Uploader {
     const companion = base(ctx.companionUrl);
     const token = file.serverToken ?? (await this.#start(file, companion, ctx));
     if (!resuming) ctx.patchFile({ serverToken: token });
-    return this.#follow(companion, token, resuming, ctx, (await ctx.headers?.()) ?? {});
+    return this.#follow(companion, token, resuming, ctx, ctx.headers ? await ctx.headers() : {});
   }
 
   /** Cancels the server-side transfer of a file that is not running (removed while paused). */
@@ -166,7 +166,12 @@ export class RemoteUploader implements Uploader {
           : '/url/get';
         res = await (o.fetch ?? fetch)(`${companion}${path}`, {
           method: 'POST',
-          headers: { ...(await ctx.headers?.()), 'content-type': 'application/json', accept: 'application/json' },
+          // Without engine headers nothing is awaited: the request goes out at once.
+          headers: {
+            ...(ctx.headers ? await ctx.headers() : {}),
+            'content-type': 'application/json',
+            accept: 'application/json',
+          },
           body: JSON.stringify(body),
           signal: ctx.signal,
         });
