@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# bench/providers: Google Drive through ferry's provider routes, against the fake Google of
+# ferry-testkit (`ferry-fakes`, release build), on loopback:
+#   listing   — a folder of ITEMS (10,000) files paged through /drive/list to the end
+#               (seconds to all pages, pages/s, slowest page; median of REPS)
+#   small     — SMALL (100) files of SMALL_KIB KiB imported with POST /drive/get into ferry's
+#               own tus endpoint, CONC at a time (seconds, files/s, MiB/s)
+#   large     — one LARGE_MIB (1024) MiB file imported the same way (seconds, MiB/s)
+#   link      — the same size as a link import (POST /url/get) from a plain loopback origin:
+#               the same transfer engine and tus ingest, for reference
+# ferry's peak RSS (VmHWM from /proc, reset between phases through clear_refs) per phase.
+# Every imported file is read back from ferry and compared by sha256 with what the fake serves.
+# Companion is not measured: its Drive client has the API base hard-coded
+# (`https://www.googleapis.com/drive/v3` as the got prefixUrl of its drive provider) and no
+# option points it at a fake, so only ferry's absolute figures are printed (see README.md).
+# Environment: ITEMS, SMALL, SMALL_KIB, LARGE_MIB, CONC, REPS, FERRY_BIN, FERRY_FAKES_BIN.
+set -euo pipefail
+cd "$(dirname "$0")"
+root=$(cd ../.. && pwd)
+ITEMS=${ITEMS:-10000}
+SMALL=${SMALL:-100}
+SMALL_KIB=${SMALL_KIB:-64}
+LARGE_MIB=${LARGE_MIB:-1024}
+CONC=${CONC:-6}
+REPS=${REPS:-5}
+FERRY_BIN=${FERRY_BIN:-$root/target/release/ferry}
+FERRY_FAKES_BIN=${FERRY_FAKES_BIN:-$root/target/release/ferry-fakes}
+
+if [[ ! -x $FERRY_BIN || ! -x $FERRY_FAKES_BIN ]]; then
+  (cd "$root" && cargo build --release -q -p ferry -p ferry-testkit --bins)
+fi
+
+work=$(mktemp -d)
+pids=()
+stop() { # stop the given PIDs (only processes this script started)
+  for pid in "$@"; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+}
+cleanup() {
+  exec 3>&- 2>/dev/null || true
+  stop "${pids[@]}"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+node_() { node --experimental-websocket --no-warnings "$@"; }
+free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+wait_ready() { # URL
+  for _ in $(seq 1 400); do
+    curl -s -o /dev/null "$1" && return 0
+    sleep 0.05
+  done
+  echo "not ready: $1" >&2
+  return 1
+}
+peak_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
+reset_peak() { echo 5 >"/proc/$1/clear_refs"; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+field() { node -e "const d=JSON.parse(require('fs').readFileSync(0,'utf8'));console.log(eval('d.'+process.argv[1]))" "$1"; }
+
+echo "starting the fake Google (${ITEMS}-item folder, ${SMALL} x ${SMALL_KIB} KiB, ${LARGE_MIB} MiB)..."
+# The fakes run until their stdin closes: hold a FIFO open on fd 3.
+mkfifo "$work/hold"
+"$FERRY_FAKES_BIN" --folder-items "$ITEMS" --small-files "$SMALL" --small-size $((SMALL_KIB * 1024)) \
+  --large-size $((LARGE_MIB * 1024 * 1024)) <"$work/hold" >"$work/fakes.json" &
+pids+=($!)
+exec 3>"$work/hold"
+for _ in $(seq 1 1200); do
+  [[ -s $work/fakes.json ]] && break
+  sleep 0.1
+done
+fx() { field "$1" <"$work/fakes.json"; }
+node -e "const d=JSON.parse(require('fs').readFileSync(0,'utf8')).google.bench;
+  require('fs').writeFileSync('$work/small.json', JSON.stringify(d.small));
+  require('fs').writeFileSync('$work/large.json', JSON.stringify([d.large]));" <"$work/fakes.json"
+
+port=$(free_port)
+ferry="http://127.0.0.1:$port"
+"$FERRY_BIN" serve --listen "127.0.0.1:$port" --data-dir "$work/ferry-data" --allow-local-urls \
+  --secret bench-secret --google-key "$(fx google.key)" --google-secret "$(fx google.secret)" \
+  --google-auth-url "$(fx google.authUrl)" --google-token-url "$(fx google.tokenUrl)" \
+  --google-api-url "$(fx google.apiUrl)" >/dev/null 2>&1 &
+fpid=$!
+pids+=("$fpid")
+wait_ready "$ferry/health"
+
+echo "signing in (connect -> fake consent -> redirect -> send-token)..."
+state=$(printf '{"origin":"%s"}' "$ferry" | base64 -w0)
+curl -s -c "$work/jar" -b "$work/jar" -L "$ferry/drive/connect?state=$state" -o "$work/consent.html"
+pending=$(grep -o 'name=pending value=[0-9a-f]*' "$work/consent.html" | sed 's/.*value=//')
+landed=$(curl -s -c "$work/jar" -b "$work/jar" -L -o /dev/null -w '%{url_effective}' \
+  -d "pending=$pending&decision=allow" "$(fx google.apiUrl)/consent")
+token=$(node -e "console.log(new URL(process.argv[1]).searchParams.get('uppyAuthToken') ?? '')" "$landed")
+[[ -n $token ]] || { echo "no token: landed on $landed" >&2; exit 1; }
+
+echo "listing ${ITEMS} items, $REPS times..."
+: >"$work/list"
+reset_peak "$fpid"
+for _ in $(seq "$REPS"); do
+  node_ drive.mjs list "$ferry" "$token" "$(fx google.bench.bigFolder)" >>"$work/list"
+done
+list_rss=$(peak_kib "$fpid")
+list_s=$(node -e "for (const l of require('fs').readFileSync(0,'utf8').trim().split('\n')) console.log(JSON.parse(l).seconds)" <"$work/list" | median)
+list_line=$(node -e "
+  const ls=require('fs').readFileSync(0,'utf8').trim().split('\n').map(JSON.parse);
+  const m=ls.find(l=>l.seconds===Number(process.argv[1]));
+  console.log(m.pages, m.items, m.pagesPerSecond.toFixed(1), m.slowestPageMs.toFixed(1))" "$list_s" <"$work/list")
+read -r pages items pps slowest <<<"$list_line"
+[[ $items == "$ITEMS" ]] || { echo "listed $items items, want $ITEMS" >&2; exit 1; }
+
+echo "importing ${SMALL} small files, ${CONC} at a time..."
+reset_peak "$fpid"
+small=$(node_ drive.mjs import "$ferry" "$token" "$ferry/files/" "$CONC" "$work/small.json")
+small_rss=$(peak_kib "$fpid")
+
+echo "importing the ${LARGE_MIB} MiB file..."
+reset_peak "$fpid"
+large=$(node_ drive.mjs import "$ferry" "$token" "$ferry/files/" 1 "$work/large.json")
+large_rss=$(peak_kib "$fpid")
+
+echo "link import of ${LARGE_MIB} MiB from a plain origin (reference)..."
+head -c $((LARGE_MIB * 1024 * 1024)) /dev/urandom >"$work/src.bin"
+oport=$(free_port)
+node_ drive.mjs origin "$oport" "$work/src.bin" &
+pids+=($!)
+wait_ready "http://127.0.0.1:$oport/"
+reset_peak "$fpid"
+linked=$(node_ drive.mjs link "$ferry" "http://127.0.0.1:$oport/src.bin" "$ferry/files/" $((LARGE_MIB * 1024 * 1024)))
+link_rss=$(peak_kib "$fpid")
+curl -s "$(field url <<<"$linked")" | cmp - "$work/src.bin"
+
+echo
+echo "Google Drive through ferry against the fake Google (loopback; release builds; all imports byte-exact):"
+node -e '
+  const [s, l, k] = [2, 3, 4].map((i) => JSON.parse(process.argv[i]));
+  const [listS, pages, items, pps, slowest, listRss, smallRss, largeRss, linkRss, reps] = process.argv.slice(5);
+  const mib = (kib) => (Number(kib) / 1024).toFixed(0);
+  console.log(`  list ${items} items        ${Number(listS).toFixed(3)} s to all ${pages} pages (${pps} pages/s, slowest page ${slowest} ms; median of ${reps})   peak RSS ${mib(listRss)} MiB`);
+  console.log(`  import ${s.files} x ${(s.bytes / s.files / 1024).toFixed(0)} KiB     ${s.seconds.toFixed(2)} s (${s.filesPerSecond.toFixed(1)} files/s, ${s.mibPerSecond.toFixed(1)} MiB/s; ${s.exact}/${s.files} sha256 equal)   peak RSS ${mib(smallRss)} MiB`);
+  console.log(`  import ${(l.bytes / 1048576).toFixed(0)} MiB file     ${l.seconds.toFixed(2)} s (${l.mibPerSecond.toFixed(0)} MiB/s; sha256 equal)   peak RSS ${mib(largeRss)} MiB`);
+  console.log(`  link import, same size  ${k.seconds.toFixed(2)} s (${k.mibPerSecond.toFixed(0)} MiB/s; cmp equal)   peak RSS ${mib(linkRss)} MiB`);
+  console.log(`  Drive import vs link import of the same size: ${(k.seconds / l.seconds).toFixed(2)}x the speed`);
+' "$small" "$large" "$linked" "$list_s" "$pages" "$items" "$pps" "$slowest" "$list_rss" "$small_rss" "$large_rss" "$link_rss" "$REPS"
