@@ -108,7 +108,14 @@ async function importAll(token, endpoint, concurrency, files) {
     }
     exact += 1;
   }
-  return { seconds, files: files.length, bytes, mibPerSecond: bytes / 1048576 / seconds, filesPerSecond: files.length / seconds, exact };
+  return {
+    seconds,
+    files: files.length,
+    bytes,
+    mibPerSecond: bytes / 1048576 / seconds,
+    filesPerSecond: files.length / seconds,
+    exact,
+  };
 }
 
 async function link(url, endpoint, size) {
