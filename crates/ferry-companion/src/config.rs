@@ -44,6 +44,11 @@ pub struct CompanionConfig {
     pub hooks: Arc<dyn Hooks>,
     /// Cloud providers (Google Drive, Instagram): app keys, endpoints, timings.
     pub providers: crate::providers::ProvidersConfig,
+    /// Where transfers live: in this process by default; a shared registry lets several
+    /// instances watch, steer and take over each other's transfers.
+    pub registry: Arc<dyn crate::registry::Registry>,
+    /// Where login outcomes wait for their auth socket: in this process by default.
+    pub handoff: Arc<dyn crate::oauth::handoff::AuthHandoff>,
 }
 
 impl Default for CompanionConfig {
@@ -65,6 +70,8 @@ impl Default for CompanionConfig {
             s3: None,
             hooks: Arc::new(NoHooks),
             providers: crate::providers::ProvidersConfig::default(),
+            registry: Arc::new(crate::registry::LocalRegistry::default()),
+            handoff: Arc::new(crate::oauth::handoff::LocalHandoff::default()),
         }
     }
 }

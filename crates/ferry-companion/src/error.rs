@@ -47,6 +47,9 @@ pub enum CompanionError {
     /// A bug or an unexpected local failure.
     #[error("internal error")]
     Internal(String),
+    /// A service the fleet shares (Redis) cannot be reached now; the message is safe to show.
+    #[error("{0}")]
+    Unavailable(String),
     /// The provider refused the access token (expired or revoked): the client refreshes.
     #[error("HTTP 401: invalid access token detected by Provider")]
     ProviderUnauthorized,
@@ -77,6 +80,7 @@ impl CompanionError {
             Self::SourceStatus(s) if (400..500).contains(s) => StatusCode::FAILED_DEPENDENCY,
             Self::SourceStatus(_) | Self::Unreachable(_) => StatusCode::BAD_GATEWAY,
             Self::Config(_) | Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::ProviderUnauthorized => StatusCode::UNAUTHORIZED,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::OriginNotAllowed => StatusCode::FORBIDDEN,

@@ -10,7 +10,9 @@
 //! - [`allowlist`]: the destination allowlist (`--upload-urls`); [`headers`]: forwarded-header filter.
 //! - [`url_meta`]: `POST /url/meta`; [`url_get`]: `POST /url/get` (creates a transfer job).
 //! - [`names`]: file names from `Content-Disposition` and URL paths.
-//! - [`jobs`]: the job table, state frames and controls; [`socket`]: the `/api/{token}` websocket.
+//! - [`jobs`]: one transfer's shared handles, state frames and controls; [`registry`]: where
+//!   transfers live (the [`registry::Registry`] seam: in process, or shared by several
+//!   instances); [`socket`]: the `/api/{token}` websocket.
 //! - [`transfer`]: the engine that streams a source to a destination (both behind traits).
 //! - [`metrics`]: `/metrics` in Prometheus text; [`cors`]: the CORS layer.
 //! - [`s3`]: the S3 signing routes.
@@ -30,6 +32,7 @@ pub mod names;
 pub mod oauth;
 pub mod openapi;
 pub mod providers;
+pub mod registry;
 pub mod s3;
 pub mod socket;
 pub mod state;
@@ -48,6 +51,12 @@ pub use state::AppState;
 /// is invalid (an unparsable `--upload-urls` entry, for example).
 pub fn router(config: CompanionConfig) -> Result<Router, CompanionError> {
     Ok(routes(AppState::new(config)?))
+}
+
+/// [`router`] and the state behind it (the binary resumes taken-over transfers on it).
+pub fn router_and_state(config: CompanionConfig) -> Result<(Router, AppState), CompanionError> {
+    let state = AppState::new(config)?;
+    Ok((routes(state.clone()), state))
 }
 
 /// The companion's routes over an existing state (tests build one with a fixed resolver).

@@ -1,6 +1,8 @@
 //! The progress websocket `/api/{token}`: sends the job's latest frame at once and every change
-//! after it; takes `pause`, `resume` and `cancel` from the client. Messages are size-capped and
-//! each socket runs in its own task, so a flood on one touches no other.
+//! after it; takes `pause`, `resume` and `cancel` from the client. The registry finds the job,
+//! wherever the transfer runs (with a shared registry the socket may be on another instance).
+//! Messages are size-capped and each socket runs in its own task, so a flood on one touches no
+//! other.
 
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
@@ -12,7 +14,7 @@ use serde::Deserialize;
 use ferry_auth::Principal;
 
 use crate::error::CompanionError;
-use crate::jobs::{Control, Job};
+use crate::jobs::{Ask, Job};
 use crate::state::AppState;
 
 /// Largest client message accepted (they are tiny JSON objects).
@@ -47,8 +49,10 @@ pub(crate) async fn upgrade(
     principal: Option<Extension<Principal>>,
     ws: WebSocketUpgrade,
 ) -> Response {
-    let Some(job) = state.jobs().get(&token) else {
-        return CompanionError::BadRequest("unknown token".to_owned()).into_response();
+    let job = match state.registry().attach(&token).await {
+        Ok(Some(job)) => job,
+        Ok(None) => return CompanionError::BadRequest("unknown token".to_owned()).into_response(),
+        Err(error) => return error.into_response(),
     };
     // Under `--auth-secret` a transfer is its subject's alone: to anyone else it does not exist.
     if let Some(Extension(principal)) = principal
@@ -63,7 +67,7 @@ pub(crate) async fn upgrade(
 
 async fn run(mut socket: WebSocket, job: std::sync::Arc<Job>) {
     let mut frames = job.frame.subscribe();
-    job.connected.send_replace(true);
+    job.ask(Ask::Connected);
     let current = frames.borrow_and_update().clone();
     if let Some(text) = current {
         if socket
@@ -103,14 +107,13 @@ fn handle(job: &Job, text: &str) {
     let Ok(frame) = serde_json::from_str::<ClientFrame>(text) else {
         return;
     };
-    let current = *job.control.borrow();
-    let next = match frame.action.as_str() {
-        "pause" if current == Control::Run => Control::Pause,
-        "resume" if current == Control::Pause => Control::Run,
-        "cancel" => Control::Cancel,
+    let ask = match frame.action.as_str() {
+        "pause" => Ask::Pause,
+        "resume" => Ask::Resume,
+        "cancel" => Ask::Cancel,
         _ => return,
     };
-    job.control.send_replace(next);
+    job.ask(ask);
 }
 
 /// `GET /api/{token}` (websocket).

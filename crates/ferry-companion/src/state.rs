@@ -1,5 +1,5 @@
 //! Shared state of the companion's routes: config, the two egress clients, the allowlist, the
-//! job table and the metrics.
+//! transfer registry and the metrics.
 
 use std::sync::Arc;
 
@@ -7,11 +7,11 @@ use crate::allowlist::Allowlist;
 use crate::config::CompanionConfig;
 use crate::egress::{Egress, IpPolicy, Resolver, SystemResolver};
 use crate::error::CompanionError;
-use crate::jobs::Jobs;
 use crate::metrics::Metrics;
-use crate::oauth::handoff::{AuthHandoff, LocalHandoff};
+use crate::oauth::handoff::AuthHandoff;
 use crate::oauth::routes::UsedNonces;
 use crate::providers::Providers;
+use crate::registry::Registry;
 
 /// Cheap to clone; everything lives behind one `Arc`.
 #[derive(Clone, Debug)]
@@ -25,7 +25,6 @@ struct Inner {
     sources: Egress,
     destinations: Egress,
     allowlist: Allowlist,
-    jobs: Jobs,
     metrics: Metrics,
     providers: Providers,
     handoff: Arc<dyn AuthHandoff>,
@@ -43,7 +42,8 @@ impl AppState {
         config: CompanionConfig,
         resolver: Arc<dyn Resolver>,
     ) -> Result<Self, CompanionError> {
-        Self::with_parts(config, resolver, Arc::new(LocalHandoff::default()))
+        let handoff = config.handoff.clone();
+        Self::with_parts(config, resolver, handoff)
     }
 
     /// State for `config` with a custom resolver and login hand-off (a shared one lets a
@@ -75,7 +75,6 @@ impl AppState {
                 sources,
                 destinations,
                 allowlist,
-                jobs: Jobs::default(),
                 metrics: Metrics::default(),
                 providers,
                 handoff,
@@ -98,8 +97,9 @@ impl AppState {
     pub fn allowlist(&self) -> &Allowlist {
         &self.inner.allowlist
     }
-    pub fn jobs(&self) -> &Jobs {
-        &self.inner.jobs
+    /// Where transfers live (this process, or the fleet's shared registry).
+    pub fn registry(&self) -> &Arc<dyn Registry> {
+        &self.inner.config.registry
     }
     pub fn metrics(&self) -> &Metrics {
         &self.inner.metrics

@@ -10,6 +10,7 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use crate::error::CompanionError;
+use crate::registry::SourceSpec;
 use crate::state::AppState;
 use crate::transfer::request::{TransferRequest, UploadBody};
 use crate::transfer::url_source::UrlSource;
@@ -37,18 +38,15 @@ pub(crate) async fn get(
         .url
         .as_deref()
         .ok_or_else(|| CompanionError::BadRequest("Invalid request body".into()))?;
-    let source = state.sources().check(raw_url)?;
-    let source = Box::new(UrlSource::new(state.sources().client().clone(), source));
-    let request = TransferRequest::from_body(&state, source, body)?
+    let url = state.sources().check(raw_url)?;
+    let spec = SourceSpec::Url {
+        url: url.to_string(),
+    };
+    let source = Box::new(UrlSource::new(state.sources().client().clone(), url));
+    let request = TransferRequest::from_body(&state, source, spec, body)?
         .with_hook_request(&state, &parts)
         .for_principal(&parts)?;
-    let (token, job) = state.jobs().create(request.owner.clone());
-    tokio::spawn(crate::transfer::run_job(
-        state.clone(),
-        token.clone(),
-        job,
-        request,
-    ));
+    let token = crate::transfer::start(&state, request).await?;
     Ok(Json(json!({ "token": token })))
 }
 

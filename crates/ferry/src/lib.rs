@@ -45,8 +45,11 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
     Ok(build(config).await?.0)
 }
 
-/// The application and its hook sender (flushed on shutdown).
-async fn build(config: &ServeConfig) -> std::io::Result<(Router, Option<HookSender>)> {
+/// The application, its hook sender (flushed on shutdown) and its part in a fleet (hands its
+/// transfers over on shutdown).
+async fn build(
+    config: &ServeConfig,
+) -> std::io::Result<(Router, Option<HookSender>, Option<cluster::Fleet>)> {
     // One sender for every library, so its queue, limits and counters cover every hook.
     let sender = config.hooks.sender()?;
     let shared_hooks = hooks::shared(sender.as_ref());
@@ -86,10 +89,22 @@ async fn build(config: &ServeConfig) -> std::io::Result<(Router, Option<HookSend
     })
     .await?
     .with_hooks(shared_hooks.clone());
-    let companion = ferry_companion::CompanionConfig {
+    let mut companion = ferry_companion::CompanionConfig {
         hooks: shared_hooks,
         ..config.companion.to_config(config.listen, signing.clone())?
     };
+    // Several instances: transfers and logins live in Redis, so any instance serves them.
+    let fleet = cluster
+        .as_ref()
+        .map(|c| cluster::Fleet::new(c, companion.keep_finished));
+    if let Some(fleet) = &fleet {
+        fleet.join(&mut companion);
+    }
+    let (companion, companion_state) =
+        ferry_companion::router_and_state(companion).map_err(std::io::Error::other)?;
+    if let Some(fleet) = &fleet {
+        fleet.start_takeovers(companion_state);
+    }
     let health = Router::new()
         .route("/health", get(cluster::health))
         .with_state(cluster.clone());
@@ -98,7 +113,7 @@ async fn build(config: &ServeConfig) -> std::io::Result<(Router, Option<HookSend
         .merge(openapi::router()?)
         .merge(ferry_tus::router(tus))
         .merge(ferry_form::router(form))
-        .merge(ferry_companion::router(companion).map_err(std::io::Error::other)?)
+        .merge(companion)
         .merge(s3::router(signing, &config.companion.cors_origins))
         // Unknown API paths are JSON 404s; the page gets only what is left.
         .merge(surface::fallback(
@@ -126,7 +141,7 @@ async fn build(config: &ServeConfig) -> std::io::Result<(Router, Option<HookSend
             .make_span_with(log_span)
             .on_response(DefaultOnResponse::new().level(Level::INFO)),
     );
-    Ok((app, sender))
+    Ok((app, sender, fleet))
 }
 
 /// The span of one request: method and path only. The query string can carry credentials
@@ -161,12 +176,16 @@ pub async fn serve_with_grace(
     // The bound address (not `:0`) is the server's own origin for the companion's allowlist.
     let mut config = config.clone();
     config.listen = listener.local_addr()?;
-    let (app, hooks) = build(&config).await?;
+    let (app, hooks, fleet) = build(&config).await?;
     // Connection info lets the tus endpoint cap uploads per client address.
     let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         shutdown.await;
+        // Transfers running here go on elsewhere at once.
+        if let Some(fleet) = fleet {
+            fleet.hand_over().await;
+        }
         let _ = stopping_tx.send(());
     });
     // A stalled client must not keep the process alive forever after a signal: requests in

@@ -20,6 +20,7 @@ use super::{ListCtx, Provider};
 use crate::error::CompanionError;
 use crate::oauth::public_base;
 use crate::oauth::sealed::{self, ThumbGrant};
+use crate::registry::SourceSpec;
 use crate::state::AppState;
 use crate::token;
 use crate::transfer::request::{TransferRequest, UploadBody};
@@ -147,20 +148,20 @@ pub(crate) async fn get_file(
 ) -> Result<Json<Value>, CompanionError> {
     let provider = provider(&state, &p)?;
     let Json(body) = body.map_err(|_| CompanionError::BadRequest("Invalid request body".into()))?;
-    let session = sealed::verify(&state, &p, token_of(&headers, &q))?;
+    let sealed_token = token_of(&headers, &q);
+    let session = sealed::verify(&state, &p, sealed_token)?;
+    let spec = SourceSpec::Provider {
+        provider: p.clone(),
+        id: id.clone(),
+        token: sealed_token.unwrap_or_default().to_owned(),
+    };
     // Open the download before answering: a refused access token is a 401 now, which is what
     // makes the client refresh and retry.
     let source = ProviderSource::open_first(provider, session, &id).await?;
-    let request = TransferRequest::from_body(&state, Box::new(source), body)?
+    let request = TransferRequest::from_body(&state, Box::new(source), spec, body)?
         .with_hook_request(&state, &parts)
         .for_principal(&parts)?;
-    let (token, job) = state.jobs().create(request.owner.clone());
-    tokio::spawn(crate::transfer::run_job(
-        state.clone(),
-        token.clone(),
-        job,
-        request,
-    ));
+    let token = crate::transfer::start(&state, request).await?;
     Ok(Json(json!({ "token": token })))
 }
 

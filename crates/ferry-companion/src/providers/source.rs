@@ -46,6 +46,21 @@ impl ProviderSource {
         })
     }
 
+    /// `id` to be opened at the first attempt's offset: a transfer taken over from another
+    /// instance, whose destination already holds the start.
+    pub fn resumed(provider: Arc<dyn Provider>, session: Session, id: &str) -> Self {
+        Self {
+            provider,
+            id: id.to_owned(),
+            inner: Mutex::new(Inner {
+                session,
+                size: None,
+                name: None,
+                first: None,
+            }),
+        }
+    }
+
     fn inner(&self) -> MutexGuard<'_, Inner> {
         // Plain fields: a holder's panic cannot leave them inconsistent.
         self.inner.lock().unwrap_or_else(|p| p.into_inner())

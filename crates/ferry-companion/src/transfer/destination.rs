@@ -22,6 +22,11 @@ pub trait Destination: Send + std::fmt::Debug {
     /// Best-effort cleanup after the client cancelled (terminate, abort).
     async fn cancel(&mut self, _transfer: &Transfer) {}
 
+    /// Takes over what another instance recorded with [`Transfer::remember`] (an upload URL,
+    /// a multipart upload), so the first attempt here continues that upload. A destination
+    /// that cannot resume ignores them and starts over.
+    fn restore(&mut self, _hints: &crate::jobs::Hints) {}
+
     /// Whether a [`TransferError::Retryable`] failure is worth another attempt (with the
     /// configured delays); otherwise it ends the transfer.
     fn retries(&self) -> bool {

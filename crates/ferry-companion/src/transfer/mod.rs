@@ -10,6 +10,7 @@
 //! # Layout
 //!
 //! - [`request`]: the `/url/get` body, its shared fields and the allowlist check.
+//! - [`launch`]: [`start`] a new transfer through the registry, or [`resume`] one taken over.
 //! - [`run`]: [`run_job`], the attempt loop, the stall watchdog and the progress emitter.
 //! - [`source`]: the [`Source`] trait; [`url_source`]: a public URL, the first source.
 //! - [`feeder`]: an open source handed out in bounded slices and request bodies.
@@ -18,6 +19,7 @@
 
 pub mod destination;
 pub mod feeder;
+pub mod launch;
 pub mod multipart;
 pub mod request;
 pub mod run;
@@ -33,13 +35,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
-use crate::jobs::progress_frame;
+use crate::jobs::{Job, progress_frame};
 use crate::state::AppState;
 
 pub use destination::Destination;
 pub use feeder::Feeder;
+pub use launch::{Resumed, resume, start};
 pub use run::{PROGRESS_INTERVAL, run_job};
 pub use source::Source;
+
+/// The checkpoint hint holding the source's validator.
+pub const SOURCE_VALIDATOR: &str = "source_validator";
 
 /// Why an attempt failed. Messages are safe to show to the user.
 #[derive(Clone, Debug, thiserror::Error)]
@@ -56,6 +62,9 @@ pub enum TransferError {
     /// The client cancelled.
     #[error("cancelled")]
     Cancelled,
+    /// Stopped for another instance to go on (shutdown or lost ownership).
+    #[error("handed over")]
+    Yielded,
 }
 
 /// A finished transfer: the uploaded file's URL and the destination's answer, as the success
@@ -111,12 +120,18 @@ pub struct Transfer {
     /// Largest file it may carry (server cap and token limit).
     pub limit: Option<u64>,
     pub progress: Arc<Progress>,
+    /// The job's shared handles (checkpoint hints go there).
+    pub job: Arc<Job>,
 }
 
 impl Transfer {
     /// Opens the source at byte `from`, refusing one longer than the size cap.
     pub async fn open(&self, from: u64) -> Result<Feeder, TransferError> {
         let opened = self.source.open(from).await?;
+        // What another instance needs to reopen the same file (`If-Range`).
+        if let Some(validator) = self.source.validator() {
+            self.job.remember(SOURCE_VALIDATOR, &validator);
+        }
         let total = self.source.size();
         let max = self.limit;
         if let (Some(total), Some(max)) = (total, max) {
@@ -135,6 +150,11 @@ impl Transfer {
             .cloned()
             .or_else(|| self.source.name())
             .unwrap_or_else(|| "file".into())
+    }
+
+    /// Records a checkpoint hint for a resume on another instance.
+    pub fn remember(&self, name: &str, value: &str) {
+        self.job.remember(name, value);
     }
 
     /// The HTTP client for allowlisted destinations.

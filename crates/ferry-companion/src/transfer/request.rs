@@ -10,16 +10,17 @@ use axum::http::request::Parts;
 use ferry_hooks::{HookType, HttpRequestInfo};
 
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use url::Url;
 
 use super::{Destination, Source, destination};
 use crate::error::CompanionError;
+use crate::registry::{SourceSpec, TransferSpec};
 use crate::state::AppState;
 
 /// The JSON body as Uppy sends it.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UploadBody {
     pub url: Option<String>,
@@ -57,6 +58,10 @@ pub struct TransferRequest {
     pub owner: Option<String>,
     /// The destination is this server's own endpoint (under `own_origins`).
     own_destination: bool,
+    /// Where the source is, for a resume elsewhere.
+    source_spec: SourceSpec,
+    /// The body as the client sent it, for a resume elsewhere.
+    body: UploadBody,
 }
 
 impl TransferRequest {
@@ -64,8 +69,10 @@ impl TransferRequest {
     pub fn from_body(
         state: &AppState,
         source: Box<dyn Source>,
+        source_spec: SourceSpec,
         body: UploadBody,
     ) -> Result<Self, CompanionError> {
+        let original = body.clone();
         let endpoint = non_empty(body.endpoint.as_deref())
             .map(|raw| allowed(state, raw))
             .transpose()?;
@@ -107,7 +114,44 @@ impl TransferRequest {
             limit: state.config().max_file_size,
             owner: None,
             own_destination,
+            source_spec,
+            body: original,
         })
+    }
+
+    /// What another instance needs to run this transfer again.
+    pub fn spec(&self) -> TransferSpec {
+        TransferSpec {
+            source: self.source_spec.clone(),
+            body: self.body.clone(),
+            headers: self
+                .headers
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+                .collect(),
+            limit: self.limit,
+            owner: self.owner.clone(),
+            hook_request: self.hook_request.clone(),
+        }
+    }
+
+    /// Takes back what a [`TransferSpec`] fixed at the start (headers, limit, owner, hook
+    /// request), for a transfer resumed from it.
+    pub fn with_spec(mut self, spec: &TransferSpec) -> Self {
+        self.headers = spec
+            .headers
+            .iter()
+            .filter_map(|(k, v)| {
+                Some((
+                    reqwest::header::HeaderName::from_bytes(k.as_bytes()).ok()?,
+                    HeaderValue::from_str(v).ok()?,
+                ))
+            })
+            .collect();
+        self.limit = spec.limit;
+        self.owner.clone_from(&spec.owner);
+        self.hook_request.clone_from(&spec.hook_request);
+        self
     }
 
     /// Applies the request's token (`--auth-secret`), if any: the file must pass its size and

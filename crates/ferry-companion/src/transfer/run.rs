@@ -1,7 +1,8 @@
 //! Running one job: wait for its progress socket, drive attempts of the destination until one
 //! finishes (pausing, resuming, cancelling and retrying as asked), publish the outcome, and keep
-//! the last frame for reconnecting sockets a while. Every timer is tokio's, so tests can run a
-//! transfer on a paused clock.
+//! the last frame for reconnecting sockets a while. A job told to yield (its instance shuts down
+//! or lost it to another) stops at once and publishes nothing: the other instance goes on.
+//! Every timer is tokio's, so tests can run a transfer on a paused clock.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -13,7 +14,7 @@ use tokio::time::Instant;
 
 use super::request::TransferRequest;
 use super::{Destination, Done, Progress, Transfer, TransferError};
-use crate::jobs::{Control, Job, error_frame, success_frame};
+use crate::jobs::{Control, Job, Outcome, error_frame, success_frame};
 use crate::state::AppState;
 
 /// Socket progress frames are sent at most this often (the spec's socket throttle).
@@ -23,13 +24,24 @@ pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(300);
 /// the last frame for reconnecting sockets a while before forgetting the job.
 pub async fn run_job(state: AppState, token: String, job: Arc<Job>, request: TransferRequest) {
     let mut connected = job.connected.subscribe();
+    let mut control = job.control.subscribe();
     let wait = tokio::time::timeout(state.config().socket_wait, async {
-        connected.wait_for(|c| *c).await.is_ok()
+        tokio::select! {
+            c = connected.wait_for(|c| *c) => c.is_ok(),
+            // Handed over before any socket came: the next owner waits for it.
+            _ = control.wait_for(|c| *c == Control::Yield) => false,
+        }
     })
     .await;
     if wait != Ok(true) {
-        tracing::info!("transfer dropped: no socket connected in time");
-        state.jobs().remove(&token);
+        let outcome = if *job.control.borrow() == Control::Yield {
+            Outcome::Yielded
+        } else {
+            tracing::info!("transfer dropped: no socket connected in time");
+            Outcome::Abandoned
+        };
+        job.end(outcome);
+        state.registry().remove(&token);
         return;
     }
     let metrics = state.metrics();
@@ -53,37 +65,48 @@ pub async fn run_job(state: AppState, token: String, job: Arc<Job>, request: Tra
         headers,
         limit,
         progress: Arc::new(Progress::default()),
+        job: job.clone(),
     };
     transfer.progress.set_total(size);
     let emitter = tokio::spawn(emit_progress(job.clone(), transfer.progress.clone()));
     let result = drive(&transfer, destination.as_mut(), &job).await;
     emitter.abort();
-    match result {
+    let outcome = match result {
         Ok(done) => {
             if let Some(request) = hook_request {
                 report_finished(&transfer, destination.as_ref(), &done, request);
             }
-            job.publish(transfer.progress.frame());
-            job.publish(success_frame(&done.url, done.response));
+            job.publish(&transfer.progress.frame());
+            job.publish(&success_frame(&done.url, done.response));
             metrics.completed.fetch_add(1, Ordering::Relaxed);
             metrics
                 .bytes
                 .fetch_add(transfer.progress.sent(), Ordering::Relaxed);
+            Outcome::Succeeded
         }
         Err(TransferError::Cancelled) => {
             metrics.cancelled.fetch_add(1, Ordering::Relaxed);
+            Outcome::Cancelled
+        }
+        Err(TransferError::Yielded) => {
+            tracing::info!("transfer handed over to another instance");
+            Outcome::Yielded
         }
         Err(error) => {
             tracing::info!(%error, "transfer failed");
-            job.publish(error_frame(&error.to_string()));
+            job.publish(&error_frame(&error.to_string()));
             metrics.failed.fetch_add(1, Ordering::Relaxed);
+            Outcome::Failed
         }
-    }
+    };
+    job.end(outcome);
     metrics.active.fetch_sub(1, Ordering::Relaxed);
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     metrics.duration_us.fetch_add(micros, Ordering::Relaxed);
-    tokio::time::sleep(state.config().keep_finished).await;
-    state.jobs().remove(&token);
+    if outcome != Outcome::Yielded {
+        tokio::time::sleep(state.config().keep_finished).await;
+    }
+    state.registry().remove(&token);
 }
 
 /// post-finish: where the destination stored the file, and where it came from.
@@ -124,7 +147,7 @@ async fn emit_progress(job: Arc<Job>, progress: Arc<Progress>) {
         let moves = progress.moves();
         if moves != last {
             last = moves;
-            job.publish(progress.frame());
+            job.publish(&progress.frame());
         }
     }
 }
@@ -148,6 +171,7 @@ async fn drive(
                     destination.cancel(transfer).await;
                     return Err(TransferError::Cancelled);
                 }
+                Control::Yield => return Err(TransferError::Yielded),
                 Control::Pause => {
                     if control.changed().await.is_err() {
                         return Err(TransferError::Cancelled);

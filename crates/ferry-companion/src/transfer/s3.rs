@@ -33,7 +33,13 @@ pub struct S3Destination {
     /// Finished parts: (number, etag, size). Shared with the part tasks, so a part that finished
     /// just before a pause is kept even though the attempt is dropped.
     parts: Arc<Mutex<Vec<(u16, String, u64)>>>,
+    /// Taken over from another instance: the finished parts are asked of the store first.
+    relist: bool,
 }
+
+/// Checkpoint hints: the multipart upload another instance continues.
+const KEY_HINT: &str = "s3_key";
+const UPLOAD_ID_HINT: &str = "s3_upload_id";
 
 impl S3Destination {
     /// The configured bucket; the body has no field of its own for this protocol.
@@ -53,6 +59,7 @@ impl S3Destination {
             upload_id: None,
             part_size: 0,
             parts: Arc::default(),
+            relist: false,
         }))
     }
 
@@ -87,11 +94,26 @@ impl S3Destination {
 impl Destination for S3Destination {
     /// One attempt from the end of the finished parts to the end of the source.
     async fn attempt(&mut self, transfer: &Transfer) -> Result<Done, TransferError> {
-        let (offset, finished) = self.keep_contiguous_parts();
-        let feeder = transfer.open(offset).await?;
         // Every call of the transfer goes through its egress client (one client, one policy).
         let s3 = self.s3.client.clone().with_http(transfer.client().clone());
+        if self.relist
+            && let (Some(key), Some(id)) = (&self.key, &self.upload_id)
+        {
+            let listed = s3.list_parts(key, id).await.map_err(s3_fail)?;
+            *lock(&self.parts) = listed
+                .into_iter()
+                .map(|p| (p.number, p.etag, p.size))
+                .collect();
+            self.relist = false;
+        }
+        let (offset, finished) = self.keep_contiguous_parts();
+        let feeder = transfer.open(offset).await?;
         transfer.progress.set_total(feeder.total());
+        if self.part_size == 0 {
+            self.part_size = feeder
+                .total()
+                .map_or(MIN_PART, |t| t.div_ceil(u64::from(MAX_PARTS)).max(MIN_PART));
+        }
         if self.upload_id.is_none() {
             let key = key::new_key(&self.s3.settings, None, &transfer.file_name());
             let mut headers = Vec::new();
@@ -99,9 +121,9 @@ impl Destination for S3Destination {
                 headers.push(("content-type".to_owned(), kind.clone()));
             }
             let id = s3.create_multipart(&key, &headers).await.map_err(s3_fail)?;
-            self.part_size = feeder
-                .total()
-                .map_or(MIN_PART, |t| t.div_ceil(u64::from(MAX_PARTS)).max(MIN_PART));
+            // Another instance taking this transfer over continues this multipart upload.
+            transfer.remember(KEY_HINT, &key);
+            transfer.remember(UPLOAD_ID_HINT, &id);
             self.key = Some(key);
             self.upload_id = Some(id);
         }
@@ -173,6 +195,14 @@ impl Destination for S3Destination {
             self.key.as_deref().unwrap_or_default(),
         )
         .with("URL", done.url.as_str())
+    }
+
+    fn restore(&mut self, hints: &crate::jobs::Hints) {
+        if let (Some(key), Some(id)) = (hints.get(KEY_HINT), hints.get(UPLOAD_ID_HINT)) {
+            self.key = Some(key.clone());
+            self.upload_id = Some(id.clone());
+            self.relist = true;
+        }
     }
 
     /// Best-effort abort.

@@ -47,4 +47,13 @@ pub trait Source: Send + Sync + std::fmt::Debug {
     fn origin(&self) -> Option<String> {
         None
     }
+
+    /// What identifies this version of the file (an `ETag` or `Last-Modified`), once known,
+    /// so another instance resuming the transfer reads the same file.
+    fn validator(&self) -> Option<String> {
+        None
+    }
+
+    /// Takes a validator recorded by another instance (before the first open here).
+    fn restore_validator(&self, _validator: &str) {}
 }

@@ -24,6 +24,9 @@ const UPLOAD_OFFSET: &str = "Upload-Offset";
 const UPLOAD_LENGTH: &str = "Upload-Length";
 
 /// One tus upload being driven.
+/// The checkpoint hint holding the tus upload's URL.
+const UPLOAD_URL_HINT: &str = "upload_url";
+
 #[derive(Debug)]
 pub struct TusDestination {
     endpoint: Option<Url>,
@@ -176,6 +179,8 @@ impl Destination for TusDestination {
                 (url, feeder.total().is_none())
             }
         };
+        // Another instance taking this transfer over continues this upload.
+        transfer.remember(UPLOAD_URL_HINT, upload_url.as_str());
         self.patch_all(transfer, &upload_url, feeder, announce)
             .await?;
         Ok(Done {
@@ -195,6 +200,12 @@ impl Destination for TusDestination {
 
     fn retries(&self) -> bool {
         true
+    }
+
+    fn restore(&mut self, hints: &crate::jobs::Hints) {
+        if let Some(url) = hints.get(UPLOAD_URL_HINT).and_then(|u| Url::parse(u).ok()) {
+            self.upload_url = Some(url);
+        }
     }
 
     /// The tus upload the file became.

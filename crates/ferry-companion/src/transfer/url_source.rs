@@ -125,6 +125,19 @@ impl Source for UrlSource {
     fn origin(&self) -> Option<String> {
         Some(self.url.to_string())
     }
+
+    fn validator(&self) -> Option<String> {
+        self.known()
+            .validator
+            .as_ref()
+            .and_then(|v| v.to_str().ok().map(str::to_owned))
+    }
+
+    fn restore_validator(&self, validator: &str) {
+        if let Ok(value) = HeaderValue::from_str(validator) {
+            self.known().validator = Some(value);
+        }
+    }
 }
 
 fn header_u64(headers: &HeaderMap, name: reqwest::header::HeaderName) -> Option<u64> {

@@ -1,8 +1,13 @@
 //! `--redis-url` and friends: joining several `ferry` instances through Redis. With a URL, the
 //! binary connects at start (an unreachable Redis stops it with a message naming the URL without
-//! its password), the tus endpoint takes its upload lock from Redis leases, `/health` reports
-//! whether Redis answers and `/metrics` gains the instance's coordination figures. Without one,
-//! nothing here runs and everything stays in process.
+//! its password), the tus endpoint takes its upload lock from Redis leases, the companion keeps
+//! its transfers and logins in Redis ([`transfers`], [`handoff`]) so any instance can watch,
+//! steer and take over a transfer, `/health` reports whether Redis answers and `/metrics` gains
+//! the instance's coordination figures. Without one, nothing here runs and everything stays in
+//! process.
+
+pub mod handoff;
+pub mod transfers;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -15,6 +20,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use clap::Args;
 use ferry_cluster::{Cluster, ClusterConfig, Figures, RedisUploadLocks};
+use ferry_companion::{AppState, CompanionConfig};
 use ferry_s3::Secret;
 use ferry_tus::lock::UploadLock;
 
@@ -36,7 +42,8 @@ pub struct ClusterArgs {
     pub redis_prefix: String,
 
     /// Seconds of silence after which another instance claims a transfer whose instance died
-    /// (reserved until transfers use the registry: today a transfer stays on its instance).
+    /// and resumes it from what its destination holds (a SIGTERM'd instance hands its
+    /// transfers over at once instead).
     #[arg(
         long = "transfer-takeover",
         env = "FERRY_TRANSFER_TAKEOVER",
@@ -84,6 +91,63 @@ impl ClusterArgs {
             "joined the cluster on Redis"
         );
         Ok(Some(cluster))
+    }
+}
+
+/// This instance's part in the fleet: the companion's shared transfer registry and login
+/// hand-off, and the reaper that takes over transfers of departed instances.
+#[derive(Debug)]
+pub struct Fleet {
+    cluster: Cluster,
+    registry: transfers::RedisRegistry,
+    takeovers: std::sync::Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+/// How long a shutting-down instance waits for its transfers to stop and hand over.
+const HAND_OVER_WITHIN: Duration = Duration::from_secs(10);
+
+impl Fleet {
+    /// The fleet parts over `cluster`; finished transfers stay readable `keep`.
+    pub fn new(cluster: &Cluster, keep: Duration) -> Self {
+        Self {
+            cluster: cluster.clone(),
+            registry: transfers::RedisRegistry::new(cluster, keep),
+            takeovers: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Puts the shared registry and hand-off into the companion's settings.
+    pub fn join(&self, companion: &mut CompanionConfig) {
+        companion.registry = Arc::new(self.registry.clone());
+        companion.handoff = Arc::new(handoff::RedisHandoff::new(&self.cluster));
+    }
+
+    /// Starts taking over transfers of silent instances, resuming them on `state`.
+    pub fn start_takeovers(&self, state: AppState) {
+        let window = self.cluster.config().transfer_takeover;
+        // A claim needs the window of silence anyway; looking 4 times per window keeps the
+        // takeover within 1.25 windows without polling Redis hard.
+        let every = (window / 4).clamp(Duration::from_millis(250), Duration::from_secs(5));
+        let handle = self.registry.spawn_takeovers(state, every);
+        *self.takeovers.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
+    }
+
+    /// At shutdown: stops claiming, then has every transfer running here stop and hand over, so
+    /// another instance resumes it at once rather than after the takeover window.
+    pub async fn hand_over(&self) {
+        if let Some(reaper) = self
+            .takeovers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            reaper.abort();
+        }
+        match self.cluster.transfers().drain(HAND_OVER_WITHIN).await {
+            Ok(0) => {}
+            Ok(forced) => tracing::warn!(forced, "transfers handed over without their checkpoint"),
+            Err(error) => tracing::warn!(%error, "transfers not handed over: redis unavailable"),
+        }
     }
 }
 
