@@ -42,6 +42,8 @@ pub struct OriginOptions {
     pub content_type: String,
     /// Bytes per body chunk.
     pub chunk: usize,
+    /// Pause before each body chunk (a slow origin, so a transfer can be interrupted midway).
+    pub pace: Option<std::time::Duration>,
 }
 
 impl Default for OriginOptions {
@@ -56,6 +58,7 @@ impl Default for OriginOptions {
             disposition: None,
             content_type: "application/octet-stream".to_owned(),
             chunk: 16 * 1024,
+            pace: None,
         }
     }
 }
@@ -65,6 +68,7 @@ struct Shared {
     opts: OriginOptions,
     gets: AtomicUsize,
     redirects: AtomicUsize,
+    served: std::sync::atomic::AtomicU64,
     gate: Notify,
     ranges: std::sync::Mutex<Vec<String>>,
 }
@@ -96,6 +100,7 @@ impl Origin {
             opts,
             gets: AtomicUsize::new(0),
             redirects: AtomicUsize::new(0),
+            served: std::sync::atomic::AtomicU64::new(0),
             gate: Notify::new(),
             ranges: std::sync::Mutex::new(Vec::new()),
         });
@@ -120,6 +125,11 @@ impl Origin {
     /// Number of GET requests served.
     pub fn gets(&self) -> usize {
         self.shared.gets.load(Ordering::SeqCst)
+    }
+
+    /// Body bytes handed to the network so far, over every GET.
+    pub fn served(&self) -> u64 {
+        self.shared.served.load(Ordering::SeqCst)
     }
 
     /// Number of redirects answered.
@@ -226,7 +236,11 @@ fn body_stream(
                 end = end.min(limit);
             }
         }
+        if let Some(pace) = s.opts.pace {
+            tokio::time::sleep(pace).await;
+        }
         let chunk = s.data.slice(pos as usize..end as usize);
+        s.served.fetch_add(end - pos, Ordering::SeqCst);
         Some((Ok(chunk), (s, end, gate)))
     })
 }

@@ -56,6 +56,24 @@ impl FerryProcess {
         Self { child, base }
     }
 
+    /// SIGTERM, then waits up to `within` for the process to exit (a clean shutdown). True if
+    /// it exited in time.
+    pub fn terminate(&mut self, within: Duration) -> bool {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status();
+        if !sent.is_ok_and(|s| s.success()) {
+            return false;
+        }
+        let deadline = std::time::Instant::now() + within;
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
     /// SIGKILL: no shutdown code runs.
     pub fn kill9(mut self) {
         self.child.kill().expect("kill -9");

@@ -1,0 +1,335 @@
+//! Link imports across `ferry` instances on one Redis: the transfer runs on the instance that
+//! got `/url/get`, its progress socket is on another; pause and resume from that other
+//! instance; `kill -9` of the running instance mid-transfer and another instance takes over,
+//! resuming from the destination's offset (the origin serves the file about once, not twice);
+//! SIGTERM hands a transfer over at once (long before the takeover window); a cancel sent while
+//! the owner is dead is honoured by the instance that claims it. The destination is a separate
+//! `ferry` (its tus endpoint on disk), the origin a slow loopback server; bytes compared by
+//! sha256.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use ferry_testkit::origin::{Origin, OriginOptions};
+use ferry_testkit::process::FerryProcess as Ferry;
+use ferry_testkit::redis::RedisServer;
+use ferry_testkit::{random_bytes, sha256_hex};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+const SIZE: usize = 24 * 1024 * 1024;
+/// The origin's pace: 64 KiB every 12 ms, about 5 MiB/s, so a transfer lasts ~5 s.
+const CHUNK: usize = 64 * 1024;
+const PACE: Duration = Duration::from_millis(12);
+/// What one instance may have read from the origin beyond what reached the destination when it
+/// died: its read-ahead and socket buffers, far below a second copy of the file.
+const SLACK: u64 = 8 * 1024 * 1024;
+
+struct Fleet {
+    redis: RedisServer,
+    dest: Ferry,
+    origin: Origin,
+    data: Vec<u8>,
+    _dirs: Vec<tempfile::TempDir>,
+}
+
+/// Redis, the destination, a slow origin serving SIZE random bytes.
+async fn fleet() -> Fleet {
+    let redis = RedisServer::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path().display().to_string();
+    let dest = Ferry::start(
+        env!("CARGO_BIN_EXE_ferry"),
+        ["--data-dir", &d, "--ui-dir", &d],
+    )
+    .await;
+    let data = random_bytes(SIZE);
+    let origin = Origin::start(
+        data.clone(),
+        OriginOptions {
+            chunk: CHUNK,
+            pace: Some(PACE),
+            ..OriginOptions::default()
+        },
+    )
+    .await;
+    Fleet {
+        redis,
+        dest,
+        origin,
+        data,
+        _dirs: vec![dir],
+    }
+}
+
+impl Fleet {
+    /// A companion instance on the fleet's Redis.
+    async fn instance(&mut self, takeover_secs: u64) -> Ferry {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path().display().to_string();
+        let ferry = start_instance(
+            Path::new(&d),
+            &self.redis.url(),
+            &format!("{}/files/", self.dest.base),
+            takeover_secs,
+        )
+        .await;
+        self._dirs.push(dir);
+        ferry
+    }
+
+    /// `POST /url/get` on `on`: the origin's file into the destination's tus endpoint.
+    async fn start_import(&self, on: &Ferry) -> String {
+        let res = reqwest::Client::new()
+            .post(format!("{}/url/get", on.base))
+            .json(&json!({
+                "url": self.origin.file_url(),
+                "protocol": "tus",
+                "endpoint": format!("{}/files/", self.dest.base),
+                "size": SIZE,
+                "metadata": {"name": "big.bin"},
+            }))
+            .send()
+            .await
+            .expect("url/get");
+        assert_eq!(res.status(), 200, "{:?}", res.text().await);
+        let body: Value = res.json().await.expect("json");
+        body["token"].as_str().expect("token").to_owned()
+    }
+
+    /// The stored upload at `url` equals the origin's bytes.
+    async fn assert_stored(&self, url: &str) {
+        let got = reqwest::Client::new()
+            .get(url)
+            .header("Tus-Resumable", "1.0.0")
+            .send()
+            .await
+            .expect("GET")
+            .bytes()
+            .await
+            .expect("body");
+        assert_eq!(got.len(), self.data.len());
+        assert_eq!(sha256_hex(&got), sha256_hex(&self.data));
+    }
+
+    /// A field of the transfer's record in Redis (`h.` names a checkpoint hint).
+    fn record(&self, token: &str, field: &str) -> String {
+        self.redis
+            .cli(&["HGET", &format!("ferry:{{xf:{token}}}:rec"), field])
+            .trim()
+            .to_owned()
+    }
+}
+
+async fn start_instance(data: &Path, redis: &str, dest_files: &str, takeover: u64) -> Ferry {
+    let d = data.display().to_string();
+    let takeover = takeover.to_string();
+    Ferry::start(
+        env!("CARGO_BIN_EXE_ferry"),
+        [
+            "--data-dir",
+            &d,
+            "--ui-dir",
+            &d,
+            "--allow-local-urls",
+            "--upload-urls",
+            dest_files,
+            "--redis-url",
+            redis,
+            "--transfer-takeover",
+            &takeover,
+        ],
+    )
+    .await
+}
+
+async fn socket(on: &Ferry, token: &str) -> Socket {
+    let url = format!("{}/api/{token}", on.base.replace("http://", "ws://"));
+    tokio_tungstenite::connect_async(url)
+        .await
+        .expect("progress socket")
+        .0
+}
+
+/// The next frame within `within`.
+async fn next_frame(ws: &mut Socket, within: Duration) -> Value {
+    loop {
+        let msg = tokio::time::timeout(within, ws.next())
+            .await
+            .expect("a frame in time")
+            .expect("socket open")
+            .expect("frame");
+        if let Message::Text(text) = msg {
+            return serde_json::from_str(text.as_str()).expect("json frame");
+        }
+    }
+}
+
+/// Reads frames until progress reaches `percent`; returns bytes uploaded then.
+async fn until_progress(ws: &mut Socket, percent: f64) -> u64 {
+    loop {
+        let frame = next_frame(ws, Duration::from_secs(30)).await;
+        match frame["action"].as_str() {
+            Some("progress") => {
+                let p = &frame["payload"];
+                let pct: f64 = p["progress"]
+                    .as_str()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0.0);
+                if pct >= percent {
+                    return p["bytesUploaded"].as_u64().unwrap_or(0);
+                }
+            }
+            Some("error") => panic!("transfer failed: {frame}"),
+            Some("success") => panic!("finished before {percent}%"),
+            _ => {}
+        }
+    }
+}
+
+/// Reads frames until success; returns the uploaded file's URL.
+async fn until_success(ws: &mut Socket, within: Duration) -> String {
+    let deadline = Instant::now() + within;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let frame = next_frame(ws, left.max(Duration::from_millis(1))).await;
+        match frame["action"].as_str() {
+            Some("success") => {
+                return frame["payload"]["url"].as_str().expect("url").to_owned();
+            }
+            Some("error") => panic!("transfer failed: {frame}"),
+            _ => {}
+        }
+    }
+}
+
+async fn send(ws: &mut Socket, action: &str) {
+    ws.send(Message::Text(
+        json!({ "action": action }).to_string().into(),
+    ))
+    .await
+    .expect("send");
+}
+
+#[tokio::test]
+async fn a_transfer_survives_the_kill_of_its_instance() {
+    let mut fleet = fleet().await;
+    let a = fleet.instance(2).await;
+    let b = fleet.instance(2).await;
+    let token = fleet.start_import(&a).await;
+    // The socket is on B from the start: frames come from A through Redis.
+    let mut ws = socket(&b, &token).await;
+    let at = until_progress(&mut ws, 40.0).await;
+    assert!(at > 0);
+    assert!(
+        fleet
+            .record(&token, "h.upload_url")
+            .starts_with(&fleet.dest.base),
+        "the tus upload URL was checkpointed"
+    );
+    a.kill9();
+    let killed = Instant::now();
+    let url = until_success(&mut ws, Duration::from_secs(60)).await;
+    let took = killed.elapsed();
+    fleet.assert_stored(&url).await;
+    // B resumed at the destination's offset: a ranged GET, and the file served about once.
+    let ranges = fleet.origin.ranges();
+    assert!(
+        ranges
+            .iter()
+            .any(|r| r.starts_with("bytes=") && r != "bytes=0-"),
+        "no resumed GET: {ranges:?}"
+    );
+    let served = fleet.origin.served();
+    assert!(
+        served <= SIZE as u64 + SLACK,
+        "the origin served {served} bytes for a {SIZE}-byte file"
+    );
+    assert_eq!(fleet.record(&token, "state"), "succeeded");
+    assert_eq!(fleet.record(&token, "attempts"), "2");
+    eprintln!("kill -9 at {at} bytes; finished {took:?} later; origin served {served}");
+}
+
+#[tokio::test]
+async fn sigterm_hands_a_transfer_over_at_once() {
+    let mut fleet = fleet().await;
+    // A takeover window far longer than the test: only a hand-over can finish it in time.
+    let mut a = fleet.instance(600).await;
+    let b = fleet.instance(600).await;
+    let token = fleet.start_import(&a).await;
+    let mut ws = socket(&b, &token).await;
+    until_progress(&mut ws, 30.0).await;
+    assert!(a.terminate(Duration::from_secs(20)), "A exits on SIGTERM");
+    let url = until_success(&mut ws, Duration::from_secs(30)).await;
+    fleet.assert_stored(&url).await;
+    let served = fleet.origin.served();
+    assert!(served <= SIZE as u64 + SLACK, "origin served {served}");
+    assert_eq!(fleet.record(&token, "state"), "succeeded");
+}
+
+#[tokio::test]
+async fn pause_and_resume_from_another_instance() {
+    let mut fleet = fleet().await;
+    let a = fleet.instance(30).await;
+    let b = fleet.instance(30).await;
+    let token = fleet.start_import(&a).await;
+    let mut ws = socket(&b, &token).await;
+    until_progress(&mut ws, 20.0).await;
+    send(&mut ws, "pause").await;
+    // A stops reading the origin (what was in flight drains into buffers first).
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let paused_at = fleet.origin.served();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        fleet.origin.served(),
+        paused_at,
+        "the origin is still being read while paused"
+    );
+    assert!(paused_at < SIZE as u64);
+    assert_eq!(fleet.record(&token, "desired"), "pause");
+    send(&mut ws, "resume").await;
+    let url = until_success(&mut ws, Duration::from_secs(60)).await;
+    fleet.assert_stored(&url).await;
+    drop(a);
+}
+
+#[tokio::test]
+async fn a_cancel_sent_while_the_owner_is_dead_is_honoured_by_the_next() {
+    let mut fleet = fleet().await;
+    let a = fleet.instance(2).await;
+    let b = fleet.instance(2).await;
+    let token = fleet.start_import(&a).await;
+    let mut ws = socket(&b, &token).await;
+    until_progress(&mut ws, 20.0).await;
+    let upload = fleet.record(&token, "h.upload_url");
+    assert!(upload.starts_with(&fleet.dest.base), "{upload:?}");
+    a.kill9();
+    send(&mut ws, "cancel").await;
+    // B claims it after the window, sees the cancel and terminates the tus upload.
+    let client = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let res = client
+            .head(&upload)
+            .header("Tus-Resumable", "1.0.0")
+            .send()
+            .await
+            .expect("HEAD");
+        if res.status() == 404 || res.status() == 410 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the upload was never terminated");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fleet.record(&token, "state") != "canceled" {
+        assert!(Instant::now() < deadline, "the record never says canceled");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(fleet.origin.served() < SIZE as u64);
+    drop(b);
+}
