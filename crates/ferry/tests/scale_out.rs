@@ -119,14 +119,24 @@ async fn slow_patch(
     url: String,
     bytes: Vec<u8>,
 ) -> Option<reqwest::StatusCode> {
+    paced_patch(client, url, bytes, Duration::from_millis(20)).await
+}
+
+/// A PATCH from offset 0 sending 256 KiB every `pace`.
+async fn paced_patch(
+    client: reqwest::Client,
+    url: String,
+    bytes: Vec<u8>,
+    pace: Duration,
+) -> Option<reqwest::StatusCode> {
     let len = bytes.len();
     let chunks: Vec<bytes::Bytes> = bytes
         .chunks(256 * 1024)
         .map(bytes::Bytes::copy_from_slice)
         .collect();
-    let body = futures_util::stream::unfold(chunks.into_iter(), |mut rest| async move {
+    let body = futures_util::stream::unfold(chunks.into_iter(), move |mut rest| async move {
         let next = rest.next()?;
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(pace).await;
         Some((Ok::<_, std::io::Error>(next), rest))
     });
     client
@@ -248,6 +258,71 @@ async fn three_instances_share_tus_uploads_through_redis() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(status, 200, "health after Redis came back");
+}
+
+#[tokio::test]
+async fn a_head_elsewhere_stops_a_slow_patch_and_a_killed_writer_resumes_elsewhere() {
+    let garage = Garage::start().await;
+    let redis = RedisServer::start();
+    let dirs: Vec<_> = (0..2)
+        .map(|_| tempfile::tempdir().expect("temp dir"))
+        .collect();
+    let a = start(dirs[0].path(), &garage, &redis.url()).await;
+    let b = start(dirs[1].path(), &garage, &redis.url()).await;
+    let client = reqwest::Client::new();
+    let pace = Duration::from_millis(100);
+
+    // A slow PATCH on A (12 MiB over ~5 s); a HEAD on B meanwhile asks A to stop and save.
+    let bytes = random_bytes(12 * 1024 * 1024 + 5);
+    let path = create(&client, &a, bytes.len()).await;
+    let writer = tokio::spawn(paced_patch(
+        client.clone(),
+        format!("{}{path}", a.base),
+        bytes.clone(),
+        pace,
+    ));
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let asked = std::time::Instant::now();
+    let offset = head(&client, &b, &path).await;
+    let waited = asked.elapsed();
+    assert!(waited < Duration::from_secs(5), "HEAD on B took {waited:?}");
+    let ended = writer.await.expect("task");
+    assert_ne!(ended, Some(reqwest::StatusCode::NO_CONTENT), "A's PATCH was not stopped");
+    assert!(offset < bytes.len(), "offset {offset}");
+    // Exact: nothing moved after B's answer, on any instance.
+    assert_eq!(head(&client, &a, &path).await, offset);
+    patch(&client, &b, &path, offset, &bytes[offset..]).await;
+    assert_eq!(
+        download_sha256(&client, &a, &path).await,
+        sha256_hex(&bytes)
+    );
+    eprintln!("HEAD on B answered in {waited:?} at offset {offset}; A's PATCH ended {ended:?}");
+
+    // kill -9 of A mid-PATCH: B answers once A's lease expires, and the upload resumes there.
+    let bytes = random_bytes(12 * 1024 * 1024 + 9);
+    let path = create(&client, &a, bytes.len()).await;
+    let writer = tokio::spawn(paced_patch(
+        client.clone(),
+        format!("{}{path}", a.base),
+        bytes.clone(),
+        pace,
+    ));
+    // By then at least one 6 MiB part is stored (its info rewritten), the next one is filling.
+    tokio::time::sleep(Duration::from_millis(4500)).await;
+    a.kill9();
+    let _ = writer.await;
+    let asked = std::time::Instant::now();
+    let offset = head(&client, &b, &path).await;
+    eprintln!(
+        "after kill -9: HEAD on B answered in {:?} at offset {offset}",
+        asked.elapsed()
+    );
+    assert!(offset <= bytes.len());
+    patch(&client, &b, &path, offset, &bytes[offset..]).await;
+    assert_eq!(
+        download_sha256(&client, &b, &path).await,
+        sha256_hex(&bytes)
+    );
 }
 
 #[tokio::test]
