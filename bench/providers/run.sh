@@ -134,8 +134,9 @@ curl -s "$(field url <<<"$linked")" | cmp - "$work/src.bin"
 echo
 echo "Google Drive through ferry against the fake Google (loopback; release builds; all imports byte-exact):"
 node -e '
-  const [s, l, k] = [2, 3, 4].map((i) => JSON.parse(process.argv[i]));
-  const [listS, pages, items, pps, slowest, listRss, smallRss, largeRss, linkRss, reps] = process.argv.slice(5);
+  // `node -e SCRIPT ARGS`: the arguments start at argv[1].
+  const [s, l, k] = [1, 2, 3].map((i) => JSON.parse(process.argv[i]));
+  const [listS, pages, items, pps, slowest, listRss, smallRss, largeRss, linkRss, reps] = process.argv.slice(4);
   const mib = (kib) => (Number(kib) / 1024).toFixed(0);
   console.log(`  list ${items} items        ${Number(listS).toFixed(3)} s to all ${pages} pages (${pps} pages/s, slowest page ${slowest} ms; median of ${reps})   peak RSS ${mib(listRss)} MiB`);
   console.log(`  import ${s.files} x ${(s.bytes / s.files / 1024).toFixed(0)} KiB     ${s.seconds.toFixed(2)} s (${s.filesPerSecond.toFixed(1)} files/s, ${s.mibPerSecond.toFixed(1)} MiB/s; ${s.exact}/${s.files} sha256 equal)   peak RSS ${mib(smallRss)} MiB`);
