@@ -287,7 +287,11 @@ async fn a_head_elsewhere_stops_a_slow_patch_and_a_killed_writer_resumes_elsewhe
     let waited = asked.elapsed();
     assert!(waited < Duration::from_secs(5), "HEAD on B took {waited:?}");
     let ended = writer.await.expect("task");
-    assert_ne!(ended, Some(reqwest::StatusCode::NO_CONTENT), "A's PATCH was not stopped");
+    assert_ne!(
+        ended,
+        Some(reqwest::StatusCode::NO_CONTENT),
+        "A's PATCH was not stopped"
+    );
     assert!(offset < bytes.len(), "offset {offset}");
     // Exact: nothing moved after B's answer, on any instance.
     assert_eq!(head(&client, &a, &path).await, offset);

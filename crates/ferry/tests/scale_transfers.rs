@@ -34,6 +34,8 @@ struct Fleet {
     dest: Ferry,
     origin: Origin,
     data: Vec<u8>,
+    /// More flags for every instance.
+    extra: Vec<String>,
     _dirs: Vec<tempfile::TempDir>,
 }
 
@@ -62,6 +64,7 @@ async fn fleet() -> Fleet {
         dest,
         origin,
         data,
+        extra: Vec::new(),
         _dirs: vec![dir],
     }
 }
@@ -76,6 +79,7 @@ impl Fleet {
             &self.redis.url(),
             &format!("{}/files/", self.dest.base),
             takeover_secs,
+            &self.extra,
         )
         .await;
         self._dirs.push(dir);
@@ -84,15 +88,24 @@ impl Fleet {
 
     /// `POST /url/get` on `on`: the origin's file into the destination's tus endpoint.
     async fn start_import(&self, on: &Ferry) -> String {
-        let res = reqwest::Client::new()
-            .post(format!("{}/url/get", on.base))
-            .json(&json!({
+        self.import_with(
+            on,
+            json!({
                 "url": self.origin.file_url(),
                 "protocol": "tus",
                 "endpoint": format!("{}/files/", self.dest.base),
                 "size": SIZE,
                 "metadata": {"name": "big.bin"},
-            }))
+            }),
+        )
+        .await
+    }
+
+    /// `POST /url/get` on `on` with `body`; returns the transfer token.
+    async fn import_with(&self, on: &Ferry, body: Value) -> String {
+        let res = reqwest::Client::new()
+            .post(format!("{}/url/get", on.base))
+            .json(&body)
             .send()
             .await
             .expect("url/get");
@@ -125,26 +138,32 @@ impl Fleet {
     }
 }
 
-async fn start_instance(data: &Path, redis: &str, dest_files: &str, takeover: u64) -> Ferry {
+async fn start_instance(
+    data: &Path,
+    redis: &str,
+    dest_files: &str,
+    takeover: u64,
+    extra: &[String],
+) -> Ferry {
     let d = data.display().to_string();
     let takeover = takeover.to_string();
-    Ferry::start(
-        env!("CARGO_BIN_EXE_ferry"),
-        [
-            "--data-dir",
-            &d,
-            "--ui-dir",
-            &d,
-            "--allow-local-urls",
-            "--upload-urls",
-            dest_files,
-            "--redis-url",
-            redis,
-            "--transfer-takeover",
-            &takeover,
-        ],
-    )
-    .await
+    let mut args: Vec<String> = [
+        "--data-dir",
+        &d,
+        "--ui-dir",
+        &d,
+        "--allow-local-urls",
+        "--upload-urls",
+        dest_files,
+        "--redis-url",
+        redis,
+        "--transfer-takeover",
+        &takeover,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    args.extend_from_slice(extra);
+    Ferry::start(env!("CARGO_BIN_EXE_ferry"), args).await
 }
 
 async fn socket(on: &Ferry, token: &str) -> Socket {
@@ -193,14 +212,20 @@ async fn until_progress(ws: &mut Socket, percent: f64) -> u64 {
 
 /// Reads frames until success; returns the uploaded file's URL.
 async fn until_success(ws: &mut Socket, within: Duration) -> String {
+    success_payload(ws, within).await["url"]
+        .as_str()
+        .expect("url")
+        .to_owned()
+}
+
+/// Reads frames until success; returns the success payload.
+async fn success_payload(ws: &mut Socket, within: Duration) -> Value {
     let deadline = Instant::now() + within;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let frame = next_frame(ws, left.max(Duration::from_millis(1))).await;
         match frame["action"].as_str() {
-            Some("success") => {
-                return frame["payload"]["url"].as_str().expect("url").to_owned();
-            }
+            Some("success") => return frame["payload"].clone(),
             Some("error") => panic!("transfer failed: {frame}"),
             _ => {}
         }
@@ -331,5 +356,89 @@ async fn a_cancel_sent_while_the_owner_is_dead_is_honoured_by_the_next() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(fleet.origin.served() < SIZE as u64);
-    drop(b);
+
+    // Redis gone: a new transfer cannot be registered, and says so.
+    fleet.redis.stop();
+    let res = reqwest::Client::new()
+        .post(format!("{}/url/get", b.base))
+        .json(&json!({
+            "url": fleet.origin.file_url(),
+            "protocol": "tus",
+            "endpoint": format!("{}/files/", fleet.dest.base),
+        }))
+        .send()
+        .await
+        .expect("url/get");
+    assert_eq!(res.status(), 503);
+    let body: Value = res.json().await.expect("json");
+    assert_eq!(
+        body["message"],
+        "transfers are unavailable: the instances cannot reach their shared Redis"
+    );
+}
+
+#[cfg(feature = "s3")]
+#[tokio::test]
+async fn an_s3_multipart_transfer_survives_the_kill_of_its_instance() {
+    use ferry_testkit::garage::Garage;
+    let garage = Garage::start().await;
+    let mut fleet = fleet().await;
+    fleet.extra = [
+        "--s3-force-path-style",
+        "--s3-endpoint",
+        &garage.endpoint,
+        "--s3-bucket",
+        &garage.bucket,
+        "--s3-region",
+        &garage.region,
+        "--s3-access-key",
+        &garage.access_key,
+        "--s3-secret-key",
+        &garage.secret_key,
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let a = fleet.instance(2).await;
+    let b = fleet.instance(2).await;
+    let token = fleet
+        .import_with(
+            &a,
+            json!({
+                "url": fleet.origin.file_url(),
+                "protocol": "s3-multipart",
+                "size": SIZE,
+                "metadata": {"name": "big.bin", "type": "application/octet-stream"},
+            }),
+        )
+        .await;
+    let mut ws = socket(&b, &token).await;
+    until_progress(&mut ws, 40.0).await;
+    assert!(!fleet.record(&token, "h.s3_upload_id").is_empty());
+    a.kill9();
+    let payload = success_payload(&mut ws, Duration::from_secs(60)).await;
+    let answer: Value = serde_json::from_str(
+        payload["response"]["responseText"]
+            .as_str()
+            .expect("responseText"),
+    )
+    .expect("answer json");
+    let key = answer["key"].as_str().expect("key");
+    let stored = garage.get_object(key).await.expect("the object");
+    assert_eq!(stored.len(), SIZE);
+    assert_eq!(sha256_hex(&stored), sha256_hex(&fleet.data));
+    // B listed the parts A had finished and read the source from their end: a ranged GET, and
+    // at most what A had read into unfinished parts was read twice.
+    let ranges = fleet.origin.ranges();
+    assert!(
+        ranges.iter().any(|r| r != "bytes=0-"),
+        "no resumed GET: {ranges:?}"
+    );
+    let part = 5 * 1024 * 1024;
+    let served = fleet.origin.served();
+    assert!(
+        served <= SIZE as u64 + 2 * part,
+        "the origin served {served} bytes for a {SIZE}-byte file"
+    );
+    assert_eq!(fleet.record(&token, "state"), "succeeded");
+    eprintln!("s3 takeover: origin served {served}");
 }
