@@ -37,12 +37,17 @@ enum Command {
     Upload {
         /// Server root, e.g. http://127.0.0.1:1080 (the tus endpoint is BASE_URL/files/).
         base_url: String,
-        /// Directory where the server stores upload bodies, named by the last Location segment.
+        /// Directory where the server stores upload bodies, named by the last Location segment;
+        /// `-`: read every upload back with a GET instead (object stores, several instances).
         store_dir: PathBuf,
         /// Number of uploads, all started at once.
         n: usize,
         /// Bytes per upload.
         size: usize,
+        /// More instances of the same fleet: upload i is created on base i mod k and patched on
+        /// base i+1 mod k, so every PATCH crosses instances.
+        #[arg(long = "also")]
+        also: Vec<String>,
     },
     /// HTTP server on 127.0.0.1:PORT: PUT /upload streams the body to a file or drops it,
     /// OPTIONS /files/ answers 204 (readiness probe).
@@ -77,7 +82,11 @@ fn main() -> ExitCode {
                 store_dir,
                 n,
                 size,
-            } => upload::run(&base_url, &store_dir, n, size).await,
+                also,
+            } => {
+                let bases: Vec<String> = std::iter::once(base_url).chain(also).collect();
+                upload::run(&bases, &store_dir, n, size).await
+            }
             Command::Sink {
                 port,
                 discard: _,

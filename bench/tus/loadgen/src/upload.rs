@@ -1,6 +1,9 @@
 //! The concurrent tus client: N uploads started at once, each a creation POST and one PATCH of
 //! the whole body, timed per upload and end to end; the stored files are checked by sha256
-//! afterwards (not timed). Same contract and output as `bench/tus/concurrent.mjs`.
+//! afterwards (not timed), from the store's directory or, for object stores and fleets, by
+//! reading each upload back with a GET. Same contract and output as `bench/tus/concurrent.mjs`.
+//! With several instances of one fleet, upload i is created on instance i mod k and patched on
+//! the next one, so every PATCH takes the fleet's cross-instance path.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -13,13 +16,19 @@ use sha2::{Digest, Sha256};
 
 use crate::Error;
 
-/// Runs the measurement and prints its JSON line on stdout.
-pub async fn run(base_url: &str, store_dir: &Path, n: usize, size: usize) -> Result<(), Error> {
+/// Runs the measurement against `bases` (one server, or instances of one fleet) and prints its
+/// JSON line on stdout. `store_dir` `-` reads the uploads back over HTTP.
+pub async fn run(bases: &[String], store_dir: &Path, n: usize, size: usize) -> Result<(), Error> {
     if n == 0 {
         return Err("N must be at least 1".into());
     }
-    let base = reqwest::Url::parse(base_url).map_err(|err| format!("bad BASE_URL: {err}"))?;
-    let files = base.join("files/")?;
+    let endpoints = bases
+        .iter()
+        .map(|b| {
+            let base = reqwest::Url::parse(b).map_err(|err| format!("bad BASE_URL {b}: {err}"))?;
+            Ok::<_, Error>(base.join("files/")?)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let bodies = random_bodies(n, size);
     // HTTP/1.1 keep-alive with no cap on connections or idle ones: every upload gets its own
     // connection, so all N really run at the same time.
@@ -30,9 +39,14 @@ pub async fn run(base_url: &str, store_dir: &Path, n: usize, size: usize) -> Res
         .build()?;
 
     let started = Instant::now();
+    let k = endpoints.len();
     let tasks: Vec<_> = bodies
         .iter()
-        .map(|body| tokio::spawn(one(client.clone(), files.clone(), body.clone())))
+        .enumerate()
+        .map(|(i, body)| {
+            let (create_on, patch_on) = (endpoints[i % k].clone(), endpoints[(i + 1) % k].clone());
+            tokio::spawn(one(client.clone(), create_on, patch_on, body.clone()))
+        })
         .collect();
     let mut results = Vec::with_capacity(n);
     for task in tasks {
@@ -42,11 +56,15 @@ pub async fn run(base_url: &str, store_dir: &Path, n: usize, size: usize) -> Res
 
     let mut ok = true;
     for ((_, id), body) in results.iter().zip(&bodies) {
-        let path = store_dir.join(id);
-        let stored =
-            std::fs::read(&path).map_err(|err| format!("cannot read {}: {err}", path.display()))?;
+        let stored = if store_dir == Path::new("-") {
+            let url = endpoints[0].join(id)?;
+            client.get(url).send().await?.bytes().await?.to_vec()
+        } else {
+            let path = store_dir.join(id);
+            std::fs::read(&path).map_err(|err| format!("cannot read {}: {err}", path.display()))?
+        };
         if Sha256::digest(&stored) != Sha256::digest(body) {
-            eprintln!("sha256 mismatch: {}", path.display());
+            eprintln!("sha256 mismatch: upload {id}");
             ok = false;
         }
     }
@@ -93,6 +111,7 @@ fn random_bodies(n: usize, size: usize) -> Vec<Bytes> {
 async fn one(
     client: reqwest::Client,
     files: reqwest::Url,
+    patch_on: reqwest::Url,
     body: Bytes,
 ) -> Result<(Duration, String), Error> {
     let started = Instant::now();
@@ -114,15 +133,15 @@ async fn one(
         return Err(format!("create: {status}").into());
     }
     let location = location.ok_or("create: 201 without a Location")?;
-    let url = files.join(&location)?;
-    let id = url
+    let created_at = files.join(&location)?;
+    let id = created_at
         .path_segments()
         .and_then(|mut segments| segments.next_back())
         .filter(|id| !id.is_empty())
         .ok_or_else(|| format!("create: Location {location} has no id"))?
         .to_owned();
     let patched = client
-        .patch(url)
+        .patch(patch_on.join(&id)?)
         .header("Tus-Resumable", "1.0.0")
         .header("Upload-Offset", "0")
         .header("Content-Type", "application/offset+octet-stream")

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# bench/scale: what coordinating several instances costs. BENCH_UPLOADS (default 200) concurrent
+# tus uploads of BENCH_SIZE (default 1 MiB) bytes (creation POST + one PATCH each) on the S3
+# store (a local Garage bucket), sent by the Rust client (bench/tus/loadgen):
+#   single — one `ferry` on the bucket, no Redis (the in-process upload lock);
+#   fleet  — two `ferry` instances on the same bucket and one redis-server (`--redis-url`), every
+#            upload created on one instance and PATCHed on the other, so each PATCH takes the
+#            fleet's path (a Redis lease with fencing, and its release).
+# Uploads/s, p50 and p99 latency per setup (medians of BENCH_REPS, default 3, setups alternated),
+# the fleet's ratio to the single instance (goal: coordination costs under 10%, i.e. >= 0.9x),
+# and Redis commands per upload (INFO commandstats around the fleet runs; the read-back GETs
+# that check every stored upload by sha256 take no lock, so they cost none). Both instances run
+# on this machine's 2 cores, so the fleet has no extra CPU: the figure is the coordination's
+# cost, not a scale-out speed-up. Never fails on timing. FERRY_BIN skips the ferry build;
+# CARGO_TARGET_DIR is honoured. Needs Garage (scripts/ensure-garage.sh) and redis-server.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+reps="${BENCH_REPS:-3}"
+uploads="${BENCH_UPLOADS:-200}"
+size="${BENCH_SIZE:-1048576}"
+target="${CARGO_TARGET_DIR:-$root/target}"
+
+if [[ -z ${FERRY_BIN:-} ]]; then
+  (cd "$root" && cargo build -q --release -p ferry)
+  FERRY_BIN="$target/release/ferry"
+fi
+(cd "$root" && cargo build -q --release -p ferry-tus-loadgen -p ferry-testkit --bins)
+loadgen="$target/release/ferry-tus-loadgen"
+garage_bin="$target/release/ferry-garage"
+redis_bin="${REDIS_SERVER_BIN:-redis-server}"
+
+work="$(mktemp -d /tmp/ferry-bench-scale.XXXXXX)"
+results="$root/bench/results/scale"
+mkdir -p "$results"
+pids=()
+stop() { # stop the given PIDs (only processes this script started)
+  for pid in "$@"; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+}
+cleanup() {
+  exec 4>&- 2>/dev/null || true
+  stop "${pids[@]}"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_ready() { # URL
+  for _ in $(seq 1 400); do
+    curl -sf -o /dev/null "$1" && return 0
+    sleep 0.05
+  done
+  echo "not ready: $1" >&2
+  return 1
+}
+json() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
+
+echo "starting Garage and Redis..."
+mkfifo "$work/garage.in"
+"$garage_bin" <"$work/garage.in" >"$work/garage.json" &
+pids+=($!)
+exec 4>"$work/garage.in" # Garage runs until this closes
+for _ in $(seq 1 1200); do [[ -s $work/garage.json ]] && break; sleep 0.1; done
+g=$(head -n1 "$work/garage.json")
+s3_args=(--store s3 --s3-force-path-style --s3-endpoint "$(json "$g" endpoint)" --s3-bucket "$(json "$g" bucket)"
+  --s3-region "$(json "$g" region)" --s3-access-key "$(json "$g" accessKey)" --s3-secret-key "$(json "$g" secretKey)")
+rport=$(free_port)
+"$redis_bin" --port "$rport" --bind 127.0.0.1 --save '' --appendonly no >/dev/null &
+pids+=($!)
+rcli() { redis-cli -p "$rport" "$@"; }
+for _ in $(seq 1 100); do rcli ping >/dev/null 2>&1 && break; sleep 0.05; done
+
+start_ferry() { # LOG ARGS... -> prints "PID PORT"
+  local log=$1 port
+  shift
+  port=$(free_port)
+  mkdir -p "$work/d$port"
+  FERRY_LOG=warn "$FERRY_BIN" serve --listen "127.0.0.1:$port" --data-dir "$work/d$port" --no-ui "${s3_args[@]}" "$@" >"$log" 2>&1 &
+  echo "$! $port"
+}
+
+commands() { rcli INFO commandstats | awk -F'[=,:]' '/^cmdstat_/ {n += $3} END {print n + 0}'; }
+
+run_single() {
+  local pid port line
+  read -r pid port < <(start_ferry "$work/single.log")
+  wait_ready "http://127.0.0.1:$port/health"
+  line=$("$loadgen" upload "http://127.0.0.1:$port" - "$uploads" "$size")
+  stop "$pid"
+  echo "$line" >>"$results/single.jsonl"
+  echo "$line"
+}
+
+run_fleet() {
+  local pa pb porta portb line before after
+  read -r pa porta < <(start_ferry "$work/a.log" --redis-url "redis://127.0.0.1:$rport/")
+  read -r pb portb < <(start_ferry "$work/b.log" --redis-url "redis://127.0.0.1:$rport/")
+  wait_ready "http://127.0.0.1:$porta/health"
+  wait_ready "http://127.0.0.1:$portb/health"
+  before=$(commands)
+  line=$("$loadgen" upload "http://127.0.0.1:$porta" - "$uploads" "$size" --also "http://127.0.0.1:$portb")
+  after=$(commands)
+  stop "$pa" "$pb"
+  line=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["redisPerUpload"]=(int(sys.argv[2])-int(sys.argv[3]))/int(sys.argv[4]); print(json.dumps(d))' \
+    "$line" "$after" "$before" "$uploads")
+  echo "$line" >>"$results/fleet.jsonl"
+  echo "$line"
+}
+
+: >"$results/single.jsonl"
+: >"$results/fleet.jsonl"
+for rep in $(seq "$reps"); do
+  echo "repetition $rep/$reps"
+  if ((rep % 2)); then
+    run_single >/dev/null
+    run_fleet >/dev/null
+  else
+    run_fleet >/dev/null
+    run_single >/dev/null
+  fi
+done
+
+python3 - "$results/single.jsonl" "$results/fleet.jsonl" "$uploads" "$size" <<'EOF'
+import json, statistics, sys
+single = [json.loads(l) for l in open(sys.argv[1])]
+fleet = [json.loads(l) for l in open(sys.argv[2])]
+n, size = sys.argv[3], int(sys.argv[4])
+med = lambda rows, k: statistics.median(r[k] for r in rows)
+ok = all(r["ok"] for r in single + fleet)
+print(f"\n{n} concurrent tus uploads of {size // 1024} KiB on the S3 store (Garage), medians of {len(single)}; every upload sha256-checked: {'all equal' if ok else 'MISMATCH'}")
+for name, rows in (("single (1 instance, no Redis)", single), ("fleet (2 instances + Redis)", fleet)):
+    print(f"  {name:32} {med(rows, 'perSecond'):7.1f} uploads/s   p50 {med(rows, 'p50'):7.1f} ms   p99 {med(rows, 'p99'):7.1f} ms")
+ratio = med(fleet, "perSecond") / med(single, "perSecond")
+print(f"  fleet / single: {ratio:.2f}x uploads/s, p99 {med(fleet, 'p99') / med(single, 'p99'):.2f}x (goal: >= 0.90x, coordination under 10%)")
+print(f"  Redis commands per upload (creation + cross-instance PATCH): {med(fleet, 'redisPerUpload'):.1f}")
+EOF
