@@ -48,7 +48,7 @@ async function allSlices(): Promise<number> {
 let ferry: Ferry;
 let uploaded: FerryFile[];
 
-function make(options: Partial<FerryOptions> = {}): Ferry {
+function make(options: Partial<FerryOptions> = {}, sizing: FerryOptions['sizing'] = {}): Ferry {
   uploaded = [];
   ferry = new Ferry({
     uploader: {
@@ -61,6 +61,7 @@ function make(options: Partial<FerryOptions> = {}): Ferry {
     sizing: {
       now: () => clock.now,
       yieldToMain: () => new Promise<void>((ok) => yields.push(ok)),
+      ...sizing,
     },
     ...options,
   });
@@ -100,7 +101,7 @@ describe('a large batch of picked files', () => {
   });
 
   test('sizes arrive in time slices, one state change per slice, each size read once', async () => {
-    make();
+    make({}, { commitMs: 0 });
     const ids = ferry.addFiles(picked(10_000, (i) => i));
     const pendingAfterEachChange: number[] = [];
     ferry.subscribe((s) => pendingAfterEachChange.push(s.sizesPending));
@@ -115,6 +116,21 @@ describe('a large batch of picked files', () => {
     const state = ferry.getState();
     expect(state.files[ids[1234] ?? '']).toMatchObject({ size: 1234, progress: { bytesTotal: 1234 } });
     expect(state.files[ids[1234] ?? '']).not.toHaveProperty('sizePending');
+  });
+
+  test('by default, slices commit together at most every 100 ms (each commit costs O(files))', async () => {
+    make();
+    ferry.addFiles(picked(10_000));
+    let changes = 0;
+    ferry.subscribe(() => {
+      changes += 1;
+    });
+    const slices = await allSlices();
+    // 10,000 lookups of 0.35 ms: 3.5 s of reading, so about 35 commits (the first slice commits at once).
+    expect(changes).toBeGreaterThanOrEqual(30);
+    expect(changes).toBeLessThanOrEqual(Math.ceil((10_000 * LOOKUP_MS) / 100) + 1);
+    expect(slices).toBeGreaterThan(10 * changes);
+    expect(ferry.getState().sizesPending).toBe(0);
   });
 
   test('size restrictions refuse files as sizes arrive, as when adding; one toast at the end', async () => {

@@ -8,7 +8,7 @@
 export interface SliceHost<T, R> {
   /** Reads one item (the costly part); null when there is nothing to commit for it. */
   read(item: T): R | null;
-  /** Takes the results of one slice, in order (called once per slice, never with none). */
+  /** Takes the results read since the last commit, in order (never called with none). */
   commit(results: R[]): void;
   /** The queue ran empty. */
   idle?(): void;
@@ -17,6 +17,12 @@ export interface SliceHost<T, R> {
 export interface SliceOptions {
   /** Work per slice before yielding, in ms (default 8: half a 60 Hz frame). */
   sliceMs?: number;
+  /**
+   * Results are committed at most this often, in ms (default 0: after every slice). A commit
+   * that costs in proportion to everything already there (a state change re-rendering the
+   * list) is worth spreading over several slices.
+   */
+  commitMs?: number;
   /** The clock slices are measured on (tests give one that moves as items cost time). */
   now?: () => number;
   /** Gives the main thread a turn (default: `scheduler.yield`, a MessageChannel or a timeout). */
@@ -50,6 +56,9 @@ export function defaultYield(): Promise<void> {
 export class SlicedQueue<T, R> {
   readonly #host: SliceHost<T, R>;
   readonly #sliceMs: number;
+  readonly #commitMs: number;
+  #results: R[] = [];
+  #committedAt = Number.NEGATIVE_INFINITY;
   readonly #now: () => number;
   readonly #yield: () => Promise<void>;
   #items: T[] = [];
@@ -61,6 +70,7 @@ export class SlicedQueue<T, R> {
   constructor(host: SliceHost<T, R>, options: SliceOptions = {}) {
     this.#host = host;
     this.#sliceMs = options.sliceMs ?? 8;
+    this.#commitMs = options.commitMs ?? 0;
     this.#now = options.now ?? (() => performance.now());
     this.#yield = options.yieldToMain ?? defaultYield;
   }
@@ -87,6 +97,7 @@ export class SlicedQueue<T, R> {
   stop(): void {
     this.#stopped = true;
     this.#items = [];
+    this.#results = [];
     this.#next = 0;
     this.#release();
   }
@@ -106,7 +117,7 @@ export class SlicedQueue<T, R> {
   }
 
   #slice(): void {
-    const results: R[] = [];
+    const results = this.#results;
     const start = this.#now();
     // At least one item per slice, so a single slow item cannot stall the queue.
     do {
@@ -115,7 +126,11 @@ export class SlicedQueue<T, R> {
       const result = this.#host.read(item);
       if (result !== null) results.push(result);
     } while (this.pending > 0 && this.#now() - start < this.#sliceMs);
-    if (results.length > 0) this.#host.commit(results);
+    const now = this.#now();
+    if (results.length === 0 || (this.pending > 0 && now - this.#committedAt < this.#commitMs)) return;
+    this.#results = [];
+    this.#committedAt = now;
+    this.#host.commit(results);
   }
 
   #release(): void {
