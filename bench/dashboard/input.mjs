@@ -97,6 +97,7 @@ try {
         tasksOver100Ms: since.filter((t) => t.ms > 100).length,
         changeTaskBeforeEventMs: changeTask ? round(probe.changeAt - changeTask.start) : 0,
         changeTaskAfterEventMs: changeTask ? round(changeTask.start + changeTask.ms - probe.changeAt) : 0,
+        longestOtherTaskMs: round(Math.max(0, ...since.filter((t) => t !== changeTask).map((t) => t.ms))),
       }),
     );
     await close();
