@@ -131,7 +131,15 @@ export {
   type SavedFile,
   type SavedRecord,
 } from './recovery/recovery.ts';
-export { type Action, emptyProgress, type FilePatch, initialState, type ProgressUpdate, reduce } from './reducer.ts';
+export {
+  type Action,
+  emptyProgress,
+  type FilePatch,
+  initialState,
+  type ProgressUpdate,
+  reduce,
+  type SizeUpdate,
+} from './reducer.ts';
 export {
   checkFile,
   checkMinFiles,
