@@ -16,7 +16,8 @@ export interface FerryEvents extends Record<string, unknown[]> {
   'file-added': [file: FerryFile];
   /** Once per `addFiles` call, with every file that was accepted. */
   'files-added': [files: FerryFile[]];
-  'file-removed': [file: FerryFile, reason: 'removed-by-user' | 'cancel-all'];
+  /** 'restriction-failed': a file added with its size pending was refused once its size was read. */
+  'file-removed': [file: FerryFile, reason: 'removed-by-user' | 'cancel-all' | 'restriction-failed'];
   /** An upload run starts, with the ids of the files it takes. */
   upload: [fileIds: string[]];
   'upload-start': [file: FerryFile];

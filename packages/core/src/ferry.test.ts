@@ -28,6 +28,18 @@ class ManualUploader implements Uploader {
 
 const blob = (size: number) => new Blob([new Uint8Array(size)]);
 
+/** Resolves once no file has its size pending (a large batch's sizes are read after adding). */
+function sizesRead(f: Ferry): Promise<void> {
+  return new Promise((ok) => {
+    if (f.getState().sizesPending === 0) return ok();
+    const off = f.subscribe((s) => {
+      if (s.sizesPending > 0) return;
+      off();
+      ok();
+    });
+  });
+}
+
 let online = true;
 const target = new EventTarget();
 let ferry: Ferry;
@@ -70,8 +82,9 @@ describe('adding files', () => {
     expect(new Set(ids).size).toBe(10_000);
   });
 
-  test('a flood of rejections is one toast; rejected files never enter the store', () => {
-    make({ restrictions: { maxFileSize: 10 } });
+  test('a flood of rejections is one toast; rejected files never enter the store (sizes read while adding)', () => {
+    // 501 files read their sizes while adding only below the eager limit; sizing.test.ts has the lazy path.
+    make({ restrictions: { maxFileSize: 10 }, sizing: { eagerUpTo: 1000 } });
     const failed = vi.fn();
     ferry.on('restriction-failed', failed);
     const ids = ferry.addFiles([
@@ -257,6 +270,7 @@ describe('uploading', () => {
   test('files that start together start in one state change', async () => {
     make();
     ferry.addFiles(Array.from({ length: 1000 }, (_, i) => ({ name: `f${i}`, data: blob(1) })));
+    await sizesRead(ferry);
     let changes = 0;
     ferry.subscribe(() => {
       changes += 1;

@@ -26,6 +26,7 @@ import { Recovery, type RecoveryHost, type RecoveryOptions } from './recovery/re
 import { type Action, type FilePatch, initialState, reduce } from './reducer.ts';
 import { checkMinFiles, noRestrictions } from './restrictions.ts';
 import { type EngineHost, Runner } from './runner.ts';
+import { DEFAULT_EAGER_UP_TO, SizeReader, type SizingHost, type SizingOptions } from './sizing.ts';
 import { DEFAULT_STALL_TIMEOUT } from './stall.ts';
 import { Store } from './store.ts';
 import type {
@@ -82,6 +83,11 @@ export interface FerryOptions {
    * default); see `recovery/recovery.ts`.
    */
   recovery?: boolean | RecoveryOptions;
+  /**
+   * Large batches of local files are added with their sizes pending and read in time slices
+   * afterwards (see `sizing.ts`): how large, and the slice length (tuning; tests give a clock).
+   */
+  sizing?: SizingOptions;
 }
 
 export class Ferry {
@@ -99,6 +105,8 @@ export class Ferry {
   readonly #runner: Runner;
   readonly #connectivity: Connectivity;
   readonly #processors = new Processors();
+  readonly #sizes: SizeReader;
+  readonly #eagerUpTo: number;
   /** Present when `recovery` is on and the page has IndexedDB. */
   readonly recovery: Recovery | undefined;
   #autoQueued = false;
@@ -130,6 +138,8 @@ export class Ferry {
       stallTimeout: options.stallTimeout ?? DEFAULT_STALL_TIMEOUT,
       progressThrottle: options.progressThrottle ?? DEFAULT_PROGRESS_THROTTLE,
     });
+    this.#eagerUpTo = options.sizing?.eagerUpTo ?? DEFAULT_EAGER_UP_TO;
+    this.#sizes = new SizeReader(this.#sizingHost(), options.sizing);
     this.#connectivity = new Connectivity(
       {
         setOffline: (offline) => {
@@ -209,16 +219,28 @@ export class Ferry {
     return this.addFiles([descriptor])[0] ?? null;
   }
 
-  /** Adds files in one state change; refused files are reported and shown in one toast. */
+  /**
+   * Adds files in one state change; refused files are reported and shown in one toast. A batch
+   * of more than `sizing.eagerUpTo` local files (or one added while sizes are still being read)
+   * comes in with sizes pending: size restrictions and duplicate checks refuse files later, as
+   * the sizes are read, and such files are then removed (`file-removed`, 'restriction-failed').
+   */
   addFiles(descriptors: Iterable<FileDescriptor>): string[] {
     // Recovery takes the files that bring a ghost's bytes back (and notes picked handles).
-    const fresh = this.recovery ? this.recovery.claim([...descriptors]) : descriptors;
-    const { accepted, rejected } = admit(fresh, {
+    const all = [...descriptors];
+    const fresh = this.recovery ? this.recovery.claim(all) : all;
+    const deferSizes = this.#sizes.busy || withBytes(fresh) > this.#eagerUpTo;
+    const {
+      accepted,
+      rejected,
+      descriptors: sources,
+    } = admit(fresh, {
       restrictions: this.#restrictions,
       index: this.#index,
       meta: this.getState().meta,
       onBeforeFileAdded: this.#options.onBeforeFileAdded,
       i18n: this.i18n,
+      deferSizes,
     });
     for (const r of rejected) this.#events.emit('restriction-failed', r.descriptor, r.rejection);
     const summary = rejectionSummary(
@@ -230,6 +252,7 @@ export class Ferry {
       this.#dispatch({ type: 'add', files: accepted });
       for (const file of accepted) this.#events.emit('file-added', file);
       this.#events.emit('files-added', accepted);
+      if (deferSizes) this.#sizes.read(accepted, sources);
       if (this.#options.autoProceed) this.#scheduleAutoUpload();
     }
     return accepted.map((f) => f.id);
@@ -271,8 +294,12 @@ export class Ferry {
     }
   }
 
-  /** Uploads every waiting file; resolves when all have completed or failed. */
+  /**
+   * Uploads every waiting file; resolves when all have completed or failed. While sizes are
+   * being read it waits for them first (files refused then are not uploaded).
+   */
   async upload(): Promise<UploadSummary> {
+    if (this.getState().sizesPending > 0 || this.#sizes.busy) await this.#sizes.drained();
     const rejection = checkMinFiles(this.getState().fileIds.length, this.#restrictions, this.i18n);
     if (rejection) {
       this.#events.emit('restriction-failed', undefined, rejection);
@@ -380,6 +407,7 @@ export class Ferry {
 
   /** Stops uploads, timers and listeners. */
   destroy(): void {
+    this.#sizes.stop();
     this.recovery?.stop();
     this.#runner.destroy();
     this.#connectivity.stop();
@@ -416,6 +444,27 @@ export class Ferry {
       companionUrl: this.companionUrl,
       providerClient: (id: string) => (this.companionUrl === undefined ? undefined : this.providers.client(id)),
       requestHeaders: () => this.requestHeaders(),
+    };
+  }
+
+  /** What the size reader needs from the engine. */
+  #sizingHost(): SizingHost {
+    return {
+      getFile: (id) => this.getFile(id),
+      restrictions: this.#restrictions,
+      index: this.#index,
+      i18n: this.i18n,
+      // Refused files never started (upload() waits for sizes): only the store forgets them.
+      commit: (sizes, rejected) => {
+        const gone = rejected.map((r) => this.getFile(r.id)).filter((f): f is FerryFile => f !== undefined);
+        this.#dispatch({ type: 'sized', sizes, rejected: rejected.map((r) => r.id) });
+        for (const r of rejected) this.#events.emit('restriction-failed', r.descriptor, r.rejection);
+        for (const f of gone) this.#events.emit('file-removed', f, 'restriction-failed');
+      },
+      finished: (rejections) => {
+        const summary = rejectionSummary(rejections, this.i18n);
+        if (summary) this.info(summary, 'error', 5000);
+      },
     };
   }
 
@@ -503,4 +552,11 @@ export class Ferry {
       void this.upload();
     });
   }
+}
+
+/** How many descriptors carry bytes (the ones whose size a browser may look up on disk). */
+function withBytes(descriptors: readonly FileDescriptor[]): number {
+  let n = 0;
+  for (const d of descriptors) if (d.data) n += 1;
+  return n;
 }

@@ -14,12 +14,22 @@ export function newFileId(): string {
   return `ferry-${prefix}-${counter.toString(36)}`;
 }
 
-/** Builds the record for a descriptor; `meta` is the engine's global meta. */
-export function createFile(d: FileDescriptor, id: string, meta: Readonly<Record<string, string>>): FerryFile {
+/**
+ * Builds the record for a descriptor; `meta` is the engine's global meta. With `deferSize`, a
+ * file with bytes gets `size: null` and `sizePending` instead of reading `data.size`: Chromium
+ * looks a picked file's size up on disk on the first read, synchronously (see `sizing.ts`).
+ */
+export function createFile(
+  d: FileDescriptor,
+  id: string,
+  meta: Readonly<Record<string, string>>,
+  deferSize = false,
+): FerryFile {
   const data = d.data ?? null;
   const name = d.name || (data as Partial<File> | null)?.name || 'untitled';
   const type = d.type || data?.type || '';
-  const size = data ? data.size : (d.size ?? null);
+  const pending = deferSize && data !== null;
+  const size = data ? (pending ? null : data.size) : (d.size ?? null);
   const isRemote = d.isRemote ?? (!data && d.remote !== undefined);
   // Built as one literal (no spreads unless there is meta to merge): this runs once per file.
   const fileMeta: Record<string, string> =
@@ -38,6 +48,7 @@ export function createFile(d: FileDescriptor, id: string, meta: Readonly<Record<
     isPaused: false,
     isRemote,
   };
+  if (pending) file.sizePending = true;
   if (d.relativePath) {
     file.relativePath = d.relativePath;
     fileMeta.relativePath = d.relativePath;
@@ -66,32 +77,47 @@ export function fileKey(f: FerryFile): string {
   });
 }
 
-/** Count, total size and fingerprints of the files in the store, kept up to date on add/remove. */
+/**
+ * Count, total size and fingerprints of the files in the store, kept up to date on add/remove.
+ * A file whose size is still being read counts towards the count only; its size and key join
+ * when it is {@link settle}d (its fingerprint needs the size and modification time).
+ */
 export class FileIndex {
   #count = 0;
   #totalSize = 0;
   readonly #keys = new Map<string, string>();
-  readonly #keyOf = new Map<string, string>();
+  /** Key by file id; null while the file's size is pending. */
+  readonly #keyOf = new Map<string, string | null>();
+  readonly #sizeOf = new Map<string, number>();
 
-  /** The figures a restriction check of `file` needs; `key` is its {@link fileKey}. */
-  figures(key: string): StoreFigures {
-    return { count: this.#count, totalSize: this.#totalSize, isDuplicate: this.#keys.has(key) };
+  /** The figures a restriction check of `file` needs; `key` is its {@link fileKey} (null: unknown yet). */
+  figures(key: string | null): StoreFigures {
+    return { count: this.#count, totalSize: this.#totalSize, isDuplicate: key !== null && this.#keys.has(key) };
   }
 
-  add(file: FerryFile, key: string): void {
+  /** Enters a file; `key` null for a file whose size is pending. */
+  add(file: FerryFile, key: string | null): void {
     this.#count += 1;
-    this.#totalSize += file.size ?? 0;
-    this.#keys.set(key, file.id);
-    this.#keyOf.set(file.id, key);
+    this.#keyOf.set(file.id, null);
+    if (key !== null) this.settle(file.id, file.size, key);
+  }
+
+  /** A pending file's size (and with it its key) is known. */
+  settle(id: string, size: number | null, key: string): void {
+    this.#totalSize += size ?? 0;
+    this.#sizeOf.set(id, size ?? 0);
+    this.#keys.set(key, id);
+    this.#keyOf.set(id, key);
   }
 
   remove(file: FerryFile): void {
     const key = this.#keyOf.get(file.id);
     if (key === undefined) return;
     this.#count -= 1;
-    this.#totalSize -= file.size ?? 0;
+    this.#totalSize -= this.#sizeOf.get(file.id) ?? 0;
     this.#keyOf.delete(file.id);
-    if (this.#keys.get(key) === file.id) this.#keys.delete(key);
+    this.#sizeOf.delete(file.id);
+    if (key !== null && this.#keys.get(key) === file.id) this.#keys.delete(key);
   }
 
   clear(): void {
@@ -99,5 +125,6 @@ export class FileIndex {
     this.#totalSize = 0;
     this.#keys.clear();
     this.#keyOf.clear();
+    this.#sizeOf.clear();
   }
 }

@@ -3,7 +3,8 @@
  *
  * Layout: `ferry.ts` (the public engine, wiring only), `types.ts` (data shapes), `reducer.ts`
  * (every state change, one action union), `store.ts` (observable store), `emitter.ts` +
- * `events.ts` (events), `files.ts` (records), `admission.ts` (adding files), `restrictions.ts`
+ * `events.ts` (events), `files.ts` (records), `admission.ts` (adding files), `sizing.ts` + `slicer.ts` (sizes of large
+ * batches read in time slices after adding), `restrictions.ts`
  * (rejections as data, `formatSize`), `locale.ts` (plural rules, placeholders, packs) + `locales/` (one
  * pack per language, English the reference), `informer.ts`
  * (toasts), `runner.ts` (file and bundle runs, one completion), `limiter.ts` (concurrency),
@@ -130,7 +131,15 @@ export {
   type SavedFile,
   type SavedRecord,
 } from './recovery/recovery.ts';
-export { type Action, emptyProgress, type FilePatch, initialState, type ProgressUpdate, reduce } from './reducer.ts';
+export {
+  type Action,
+  emptyProgress,
+  type FilePatch,
+  initialState,
+  type ProgressUpdate,
+  reduce,
+  type SizeUpdate,
+} from './reducer.ts';
 export {
   checkFile,
   checkMinFiles,
@@ -142,6 +151,8 @@ export {
   typeAllowed,
 } from './restrictions.ts';
 export { DEFAULT_RETRY_DELAYS, isRetryableStatus, shouldRetry, withRetries } from './retryer.ts';
+export type { SizingOptions } from './sizing.ts';
+export type { SliceOptions } from './slicer.ts';
 export { DEFAULT_STALL_TIMEOUT, StallTimer } from './stall.ts';
 export { type Listener, type ReadableStore, Store } from './store.ts';
 export type * from './types.ts';

@@ -58,8 +58,16 @@ const moves: Record<Move, [FileState[], FileState]> = {
   postprocess: [['uploading'], 'postprocessing'],
 };
 
+/** A pending size that was read (see `sizing.ts`). */
+export interface SizeUpdate {
+  id: string;
+  size: number;
+}
+
 export type Action =
   | { type: 'add'; files: FerryFile[] }
+  /** One slice of pending sizes: the sizes read, and the files a size check refused. */
+  | { type: 'sized'; sizes: SizeUpdate[]; rejected: string[] }
   | { type: 'remove'; ids: string[] }
   | { type: Move; ids: string[] }
   | { type: 'start'; ids: string[]; at: number }
@@ -82,6 +90,7 @@ export const initialState: FerryState = {
   fileIds: [],
   totalProgress: 0,
   totals: { bytesUploaded: 0, bytesTotal: 0 },
+  sizesPending: 0,
   info: [],
   isOffline: false,
   meta: {},
@@ -98,28 +107,50 @@ export function reduce(state: FerryState, action: Action): FerryState {
       const files: Record<string, FerryFile> = { ...state.files };
       const fileIds = state.fileIds.slice();
       let totals = state.totals;
+      let sizesPending = state.sizesPending;
       for (const file of action.files) {
         files[file.id] = file;
         fileIds.push(file.id);
+        if (file.sizePending) sizesPending += 1;
         // New files rarely count towards progress (not started): skip the bookkeeping then.
         if (file.progress.uploadStarted !== null) totals = adjust(totals, undefined, file);
       }
-      return withTotals({ ...state, files, fileIds }, totals);
+      return withTotals({ ...state, files, fileIds, sizesPending }, totals);
+    }
+    case 'sized': {
+      const sizes = new Map(action.sizes.map((u) => [u.id, u.size]));
+      const sized = updateMany(state, [...sizes.keys()], (f) => {
+        const size = sizes.get(f.id);
+        if (size === undefined || !f.sizePending) return f;
+        const { sizePending: _, ...rest } = f;
+        return { ...rest, size, progress: { ...f.progress, bytesTotal: size } };
+      });
+      const settled = countPending(
+        state,
+        action.sizes.map((u) => u.id),
+      );
+      const next = { ...sized, sizesPending: state.sizesPending - settled };
+      return action.rejected.length > 0 ? reduce(next, { type: 'remove', ids: action.rejected }) : next;
     }
     case 'remove': {
       const files: Record<string, FerryFile> = { ...state.files };
       let totals = state.totals;
+      let sizesPending = state.sizesPending;
       let removed = 0;
       for (const id of action.ids) {
         const file = files[id];
         if (!file) continue;
         totals = adjust(totals, file, undefined);
+        if (file.sizePending) sizesPending -= 1;
         delete files[id];
         removed += 1;
       }
       if (removed === 0) return state;
       const gone = new Set(action.ids);
-      return withTotals({ ...state, files, fileIds: state.fileIds.filter((id) => !gone.has(id)) }, totals);
+      return withTotals(
+        { ...state, files, fileIds: state.fileIds.filter((id) => !gone.has(id)), sizesPending },
+        totals,
+      );
     }
     case 'preprocess':
     case 'ready':
@@ -191,14 +222,17 @@ export function reduce(state: FerryState, action: Action): FerryState {
       );
     case 'patch':
       return updateMany(state, [action.id], (f) => ({ ...f, ...action.patch }));
-    case 'data':
+    case 'data': {
       // New bytes (an edited or compressed image): a fresh upload, meta kept. A name the person
-      // typed in the card stays; one that followed the file name follows the new one.
-      return updateMany(state, [action.id], (f) => {
+      // typed in the card stays; one that followed the file name follows the new one. The new
+      // bytes' size is read here, so a pending size is pending no more.
+      const settled = countPending(state, [action.id]);
+      const next = updateMany(state, [action.id], (f) => {
         const type = action.data.type || f.type;
         const name = f.meta.name === f.name ? action.name : (f.meta.name ?? action.name);
+        const { sizePending: _, ...rest } = f;
         return {
-          ...f,
+          ...rest,
           data: action.data,
           size: action.data.size,
           name: action.name,
@@ -209,6 +243,8 @@ export function reduce(state: FerryState, action: Action): FerryState {
           s3Multipart: undefined,
         };
       });
+      return settled === 0 ? next : { ...next, sizesPending: state.sizesPending - settled };
+    }
     case 'file-meta':
       return updateMany(state, [action.id], (f) => ({ ...f, meta: { ...f.meta, ...action.meta } }));
     case 'meta': {
@@ -227,6 +263,13 @@ export function reduce(state: FerryState, action: Action): FerryState {
     case 'capabilities':
       return { ...state, capabilities: { ...state.capabilities, ...action.capabilities } };
   }
+}
+
+/** How many of these files have their size pending. */
+function countPending(state: FerryState, ids: readonly string[]): number {
+  let n = 0;
+  for (const id of ids) if (state.files[id]?.sizePending) n += 1;
+  return n;
 }
 
 /** Applies `change` to the given files with one copy of the map; unchanged files keep identity. */

@@ -60,33 +60,45 @@ type Translate = (key: string, vars?: LocaleVars) => string;
 
 /** Checks one candidate; returns null when it may be added. */
 export function checkFile(file: Candidate, r: Restrictions, figures: StoreFigures, t: Translate): Rejection | null {
-  const reject = (code: RestrictionCode, key: string, vars: LocaleVars): Rejection => ({
-    code,
-    message: t(key, vars),
-    fileName: file.name,
-  });
   if (r.maxNumberOfFiles !== null && figures.count >= r.maxNumberOfFiles) {
-    return reject('max-number-of-files', 'youCanOnlyUploadX', { smart_count: r.maxNumberOfFiles });
+    return rejectionOf(file, 'max-number-of-files', t('youCanOnlyUploadX', { smart_count: r.maxNumberOfFiles }));
   }
   if (r.allowedFileTypes && r.allowedFileTypes.length > 0 && !typeAllowed(file, r.allowedFileTypes)) {
-    return reject('file-type', 'youCanOnlyUploadFileTypes', { types: r.allowedFileTypes.join(', ') });
+    return rejectionOf(file, 'file-type', t('youCanOnlyUploadFileTypes', { types: r.allowedFileTypes.join(', ') }));
   }
+  return checkSized(file, r, figures, t);
+}
+
+/**
+ * The checks that need the file's size (and, for duplicates, its fingerprint): made with the
+ * others when the size is known at once, or when a pending size arrives.
+ */
+export function checkSized(file: Candidate, r: Restrictions, figures: StoreFigures, t: Translate): Rejection | null {
   if (file.size !== null) {
     if (r.maxFileSize !== null && file.size > r.maxFileSize) {
-      return reject('max-file-size', 'exceedsSize', { file: file.name, size: formatSize(r.maxFileSize) });
+      return rejectionOf(file, 'max-file-size', t('exceedsSize', { file: file.name, size: formatSize(r.maxFileSize) }));
     }
     if (r.minFileSize !== null && file.size < r.minFileSize) {
-      return reject('min-file-size', 'inferiorSize', { file: file.name, size: formatSize(r.minFileSize) });
+      return rejectionOf(
+        file,
+        'min-file-size',
+        t('inferiorSize', { file: file.name, size: formatSize(r.minFileSize) }),
+      );
     }
     if (r.maxTotalFileSize !== null && figures.totalSize + file.size > r.maxTotalFileSize) {
-      return reject('max-total-file-size', 'exceedsTotalSize', {
-        file: file.name,
-        size: formatSize(r.maxTotalFileSize),
-      });
+      return rejectionOf(
+        file,
+        'max-total-file-size',
+        t('exceedsTotalSize', { file: file.name, size: formatSize(r.maxTotalFileSize) }),
+      );
     }
   }
-  if (figures.isDuplicate) return reject('duplicate', 'noDuplicates', { fileName: file.name });
+  if (figures.isDuplicate) return rejectionOf(file, 'duplicate', t('noDuplicates', { fileName: file.name }));
   return null;
+}
+
+function rejectionOf(file: Candidate, code: RestrictionCode, message: string): Rejection {
+  return { code, message, fileName: file.name };
 }
 
 /** The check made when an upload starts: enough files? */

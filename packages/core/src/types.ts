@@ -71,8 +71,14 @@ export interface FerryFile {
   type: string;
   /** The bytes, for local files; null for remote files. */
   data: Blob | null;
-  /** Size in bytes; null when unknown. */
+  /** Size in bytes; null when unknown (remote files, or local ones while `sizePending`). */
   size: number | null;
+  /**
+   * The size of this local file is still being read: set on files of a large batch, which
+   * appear at once and get their sizes in time slices afterwards (size restrictions and
+   * duplicate checks apply then). Absent otherwise.
+   */
+  sizePending?: boolean;
   meta: Record<string, string>;
   /** Object URL or data URL of a thumbnail. */
   preview?: string;
@@ -120,6 +126,8 @@ export interface FerryState {
   totalProgress: number;
   /** Byte sums behind `totalProgress`, kept incrementally (no walk over all files per change). */
   totals: { bytesUploaded: number; bytesTotal: number };
+  /** How many files have `sizePending`; `upload()` waits until it is 0. */
+  sizesPending: number;
   /** Informer queue, oldest first. */
   info: readonly InfoMessage[];
   isOffline: boolean;

@@ -270,7 +270,10 @@ export class Recovery {
       if (!file || file === before || this.#finished.has(id)) continue;
       this.#dirty.add(id);
       if (!before || soon(before, file)) urgent = true;
-      if (!before || (before.data !== file.data && file.data)) this.#copy(file);
+      // A file whose size is pending waits: copying reads its size and modification time, which
+      // Chromium looks up on disk synchronously (see sizing.ts); it is copied once sized.
+      if (!file.sizePending && (!before || before.sizePending || (before.data !== file.data && file.data)))
+        this.#copy(file);
       if (file.state === 'complete' && before?.state !== 'complete') this.#freeBytes(id);
     }
     for (const id in this.#seen) {
@@ -339,7 +342,7 @@ export class Recovery {
     if (!record) {
       record = {
         file: saved(file),
-        lastModified: (file.data as Partial<File> | null)?.lastModified ?? null,
+        lastModified: file.sizePending ? null : ((file.data as Partial<File> | null)?.lastModified ?? null),
         bytes: 'none',
       };
       this.#records.set(file.id, record);
@@ -397,6 +400,7 @@ function identity(record: SavedRecord) {
 }
 
 function saved(file: FerryFile): SavedFile {
-  const { data: _data, preview: _preview, ghost: _ghost, ...rest } = file;
+  // Nothing reads a pending size after a reload: the record keeps it unknown (null).
+  const { data: _data, preview: _preview, ghost: _ghost, sizePending: _pending, ...rest } = file;
   return rest;
 }

@@ -128,3 +128,33 @@ test('every string comes through the engine’s locale, including the Dashboard�
   expect(screen.getByRole('button', { name: 'Verknüpfung' })).toBeTruthy();
   expect(screen.getByRole('button', { name: '2 Dateien hochladen' })).toBeTruthy();
 });
+
+test('a large batch shows its count and rows at once; sizes pending until read, upload waits for them', async () => {
+  // Sizes are released one time slice at a time by the test.
+  const yields: (() => void)[] = [];
+  const ferry = new Ferry({
+    uploader: new ManualUploader(),
+    sizing: { commitMs: 0, yieldToMain: () => new Promise<void>((ok) => yields.push(ok)) },
+  });
+  render(
+    <FerryProvider ferry={ferry}>
+      <Dashboard />
+    </FerryProvider>,
+  );
+  act(() => {
+    ferry.addFiles(Array.from({ length: 500 }, (_, i) => ({ data: new File(['abc'], `f${i}.txt`) })));
+  });
+  expect(screen.getByText('500 files selected', { selector: '.ferry-toolbar-title' })).toBeTruthy();
+  const firstRow = screen.getAllByTestId('ferry-file')[0];
+  expect(firstRow?.querySelector('.ferry-file-size[data-pending]')?.textContent).toBe('…');
+  const upload = screen.getByRole('button', { name: 'Upload 500 files' }) as HTMLButtonElement;
+  expect(upload.disabled).toBe(true);
+  while (yields.length > 0) {
+    await act(async () => {
+      yields.shift()?.();
+    });
+  }
+  expect(ferry.getState().sizesPending).toBe(0);
+  expect(firstRow?.querySelector('.ferry-file-size')?.textContent).toBe('3 B');
+  expect((screen.getByRole('button', { name: 'Upload 500 files' }) as HTMLButtonElement).disabled).toBe(false);
+});

@@ -1,9 +1,10 @@
 /** Edits one file's meta fields (name by default), and shows an error's detail. */
-import { formatSize } from '@ferry/core';
+
 import { type FormEvent, useId } from 'react';
 import { useFerry, useFerryState } from '../context.tsx';
 import { useI18n } from '../i18n.ts';
 import { editableImage } from '../panels/ImageEditor.tsx';
+import { FileSize } from './FileSize.tsx';
 import { icons } from './icons.tsx';
 import { Thumbnail } from './Thumbnail.tsx';
 
@@ -41,7 +42,7 @@ export function FileCard({ id, metaFields, onDone, onEditImage }: FileCardProps)
       <div className="ferry-card-preview">
         <Thumbnail id={id} />
         <span>
-          {file.name} · {formatSize(file.size)}
+          {file.name} · <FileSize file={file} />
         </span>
         {onEditImage &&
           file.data &&

@@ -1,8 +1,9 @@
 /** One file: thumbnail, name, size, state, progress, and its actions (pause, retry, edit, remove, result links). */
-import { type FerryFile, formatSize } from '@ferry/core';
+import type { FerryFile } from '@ferry/core';
 import { memo } from 'react';
 import { useFerry, useFerryState } from '../context.tsx';
 import { useI18n } from '../i18n.ts';
+import { FileSize } from './FileSize.tsx';
 import { icons } from './icons.tsx';
 import { ResultLinks } from './ResultLinks.tsx';
 import { Thumbnail } from './Thumbnail.tsx';
@@ -53,7 +54,7 @@ export const FileRow = memo(function FileRow({ id, onEdit, resultLinks, style, i
           {file.name}
         </span>
         <span className="ferry-file-meta">
-          {formatSize(file.size)}
+          <FileSize file={file} />
           {folder && <span className="ferry-file-path"> · {folder}</span>}
           {' · '}
           <span className="ferry-file-state" title={file.error?.details ?? file.error?.message}>

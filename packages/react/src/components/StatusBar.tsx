@@ -81,6 +81,8 @@ export function StatusBar({ onDone, showErrors = true }: StatusBarProps) {
   const total = useFerryState((s) => s.totalProgress);
   const uploaded = useFerryState((s) => s.totals?.bytesUploaded ?? 0);
   const bytesTotal = useFerryState((s) => s.totals?.bytesTotal ?? 0);
+  // Sizes of a large batch are still being read: upload() would wait for them, so the button does.
+  const sizing = useFerryState((s) => (s.sizesPending ?? 0) > 0);
   const state = overallState(counts);
   const speed = useSmoothedSpeed(uploaded, state === 'uploading');
   if (state === 'empty') return null;
@@ -97,8 +99,15 @@ export function StatusBar({ onDone, showErrors = true }: StatusBarProps) {
 
   const eta = speed.eta(Math.max(0, bytesTotal - uploaded));
   const showDetails = state === 'uploading' || state === 'paused';
-  const button = (key: string, onClick: () => void, primary = false) => (
-    <button type="button" className={`ferry-button${primary ? ' ferry-primary' : ''}`} onClick={onClick}>
+  const button = (key: string, onClick: () => void, primary = false, waiting = false) => (
+    <button
+      type="button"
+      className={`ferry-button${primary ? ' ferry-primary' : ''}`}
+      onClick={onClick}
+      disabled={waiting || undefined}
+      aria-busy={waiting || undefined}
+      data-testid={waiting ? 'ferry-upload-waiting' : undefined}
+    >
       {key}
     </button>
   );
@@ -134,7 +143,7 @@ export function StatusBar({ onDone, showErrors = true }: StatusBarProps) {
       </div>
       <div className="ferry-status-actions">
         {state === 'waiting' &&
-          button(t('uploadXFiles', { smart_count: counts.waiting }), () => void ferry.upload(), true)}
+          button(t('uploadXFiles', { smart_count: counts.waiting }), () => void ferry.upload(), true, sizing)}
         {state === 'uploading' && button(t('pauseAll'), () => ferry.pauseAll())}
         {state === 'paused' && button(t('resumeAll'), () => ferry.resumeAll(), true)}
         {state === 'error' && button(t('retryAll'), () => void ferry.retryAll(), true)}

@@ -1,0 +1,107 @@
+// Picks 10,000 real files (on a tmpfs directory) through each Dashboard's own <input type=file>
+// in headless Chromium, as a person would. Real picked files matter: Chromium looks up a picked
+// file's size from disk on the first `.size` read, which in-memory `new File([...])` never does.
+// Measures, from the input's change event: the time until the count and the first rows are
+// shown, the longest main-thread task (PerformanceObserver 'longtask') until the files have
+// settled (Ferry: every size known; Uppy: every file in its state) plus a quiet second, and how
+// many tasks went over 100 ms. Prints JSON lines; never fails on timing.
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { resultsDir, startPageDriver } from '../support/page.ts';
+
+const results = resultsDir('input.mjs RESULTS_DIR (bench/dashboard/run.sh builds the pages and runs this)');
+const count = Number(process.env.BENCH_FILES ?? 10_000);
+// tmpfs, so the figures are Chromium's and the page's, not the disk's.
+const dir = join(process.env.BENCH_TMPFS ?? '/dev/shm', `ferry-bench-input-${count}`);
+
+/** The directory of `count` small files, made once. */
+async function pickedFiles() {
+  await mkdir(dir, { recursive: true });
+  const have = new Set(await readdir(dir));
+  const paths = [];
+  for (let i = 0; i < count; i += 1) {
+    const name = `file-${String(i).padStart(5, '0')}.txt`;
+    if (!have.has(name)) await writeFile(join(dir, name), `#${i}\n`);
+    paths.push(join(dir, name));
+  }
+  return paths;
+}
+
+// Per page: its file input (not the folder one), and the conditions read every frame.
+const pages = {
+  ferry: {
+    ready: '!!window.ferry',
+    input: '.ferry-dashboard input[type=file]:not([webkitdirectory])',
+    count: `(document.querySelector('.ferry-toolbar-title')?.textContent ?? '').includes('${count}')`,
+    rows: `document.querySelectorAll('[data-testid=ferry-file]').length > 0`,
+    settled: `window.ferry.getFiles().length === ${count} && window.ferry.getFiles().every((f) => f.size !== null)`,
+  },
+  uppy: {
+    ready: '!!window.uppy',
+    input: '.uppy-Dashboard-input:not([webkitdirectory])',
+    count: `(document.querySelector('.uppy-DashboardContent-title')?.textContent ?? '').includes('${count}')`,
+    rows: `document.querySelectorAll('.uppy-Dashboard-Item').length > 0`,
+    settled: `window.uppy.getFiles().length === ${count}`,
+  },
+};
+
+const paths = await pickedFiles();
+const driver = await startPageDriver();
+try {
+  for (const [name, page] of Object.entries(pages)) {
+    const { tab, close } = await driver.open(join(results, `${name}-full`), page.ready);
+    // Arm the page: long-task observer, the change-event clock, and a per-frame check.
+    await tab.evaluate(({ count, rows }) => {
+      const probe = { tasks: [], changeAt: null, countAt: null, rowsAt: null };
+      window.__bench = probe;
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) probe.tasks.push({ start: e.startTime, ms: e.duration });
+      }).observe({ type: 'longtask', buffered: false });
+      // Capture phase on the document: runs before the Dashboard's own handler.
+      document.addEventListener('change', () => (probe.changeAt ??= performance.now()), true);
+      const isCount = new Function(`return ${count}`);
+      const hasRows = new Function(`return ${rows}`);
+      // performance.now(), not the rAF timestamp: after a long task that one is stale.
+      const frame = () => {
+        const now = performance.now();
+        if (probe.changeAt !== null) {
+          if (probe.countAt === null && isCount()) probe.countAt = now;
+          if (probe.rowsAt === null && hasRows()) probe.rowsAt = now;
+        }
+        if (probe.countAt === null || probe.rowsAt === null) requestAnimationFrame(frame);
+      };
+      requestAnimationFrame(frame);
+    }, page);
+    await tab.locator(page.input).first().setInputFiles(paths, { timeout: 300_000 });
+    await tab.waitForFunction(page.settled, undefined, { timeout: 300_000, polling: 100 });
+    await tab.waitForFunction('window.__bench.countAt !== null && window.__bench.rowsAt !== null', undefined, {
+      timeout: 120_000,
+    });
+    const settledAt = await tab.evaluate(() => performance.now());
+    // A quiet second after settling, so trailing work (writes, thumbnails) is counted too.
+    await tab.waitForTimeout(1000);
+    const probe = await tab.evaluate(() => window.__bench);
+    const since = probe.tasks.filter((t) => t.start + t.ms >= probe.changeAt);
+    const round = (v) => (v === null ? null : Math.round(v));
+    // The task that dispatched the change event also holds Chromium's own work before it
+    // (making the File objects): that part is not the page's.
+    const changeTask = since.find((t) => t.start <= probe.changeAt && t.start + t.ms >= probe.changeAt);
+    console.log(
+      JSON.stringify({
+        page: name,
+        files: count,
+        countMs: round(probe.countAt - probe.changeAt),
+        firstRowsMs: round(probe.rowsAt - probe.changeAt),
+        settledMs: round(settledAt - probe.changeAt),
+        longestTaskMs: round(Math.max(0, ...since.map((t) => t.ms))),
+        tasksOver100Ms: since.filter((t) => t.ms > 100).length,
+        changeTaskBeforeEventMs: changeTask ? round(probe.changeAt - changeTask.start) : 0,
+        changeTaskAfterEventMs: changeTask ? round(changeTask.start + changeTask.ms - probe.changeAt) : 0,
+        longestOtherTaskMs: round(Math.max(0, ...since.filter((t) => t !== changeTask).map((t) => t.ms))),
+      }),
+    );
+    await close();
+  }
+} finally {
+  await driver.close();
+}

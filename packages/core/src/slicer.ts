@@ -1,0 +1,141 @@
+/**
+ * A queue worked through in time slices: items are read one by one until the slice's budget is
+ * spent, the slice's results are committed at once, then the main thread gets a turn before the
+ * next slice. Framework-free; the engine reads picked files' sizes through it (`sizing.ts`).
+ */
+
+/** What the queue does with its items. */
+export interface SliceHost<T, R> {
+  /** Reads one item (the costly part); null when there is nothing to commit for it. */
+  read(item: T): R | null;
+  /** Takes the results read since the last commit, in order (never called with none). */
+  commit(results: R[]): void;
+  /** The queue ran empty. */
+  idle?(): void;
+}
+
+export interface SliceOptions {
+  /** Work per slice before yielding, in ms (default 8: half a 60 Hz frame). */
+  sliceMs?: number;
+  /**
+   * Results are committed at most this often, in ms (default 0: after every slice). A commit
+   * that costs in proportion to everything already there (a state change re-rendering the
+   * list) is worth spreading over several slices.
+   */
+  commitMs?: number;
+  /** The clock slices are measured on (tests give one that moves as items cost time). */
+  now?: () => number;
+  /** Gives the main thread a turn (default: `scheduler.yield`, a MessageChannel or a timeout). */
+  yieldToMain?: () => Promise<void>;
+}
+
+interface SchedulerLike {
+  yield?(): Promise<void>;
+}
+
+/**
+ * `scheduler.yield` resumes ahead of other queued work where the browser has it; a
+ * MessageChannel message is next best (setTimeout chains are clamped to 4 ms in browsers).
+ */
+export function defaultYield(): Promise<void> {
+  const scheduler = (globalThis as { scheduler?: SchedulerLike }).scheduler;
+  if (typeof scheduler?.yield === 'function') return scheduler.yield();
+  if (typeof MessageChannel === 'function') {
+    return new Promise((ok) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => {
+        channel.port1.close();
+        ok();
+      };
+      channel.port2.postMessage(null);
+    });
+  }
+  return new Promise((ok) => setTimeout(ok, 0));
+}
+
+export class SlicedQueue<T, R> {
+  readonly #host: SliceHost<T, R>;
+  readonly #sliceMs: number;
+  readonly #commitMs: number;
+  #results: R[] = [];
+  #committedAt = Number.NEGATIVE_INFINITY;
+  readonly #now: () => number;
+  readonly #yield: () => Promise<void>;
+  #items: T[] = [];
+  #next = 0;
+  #running = false;
+  #stopped = false;
+  #waiters: (() => void)[] = [];
+
+  constructor(host: SliceHost<T, R>, options: SliceOptions = {}) {
+    this.#host = host;
+    this.#sliceMs = options.sliceMs ?? 8;
+    this.#commitMs = options.commitMs ?? 0;
+    this.#now = options.now ?? (() => performance.now());
+    this.#yield = options.yieldToMain ?? defaultYield;
+  }
+
+  /** Items not read yet. */
+  get pending(): number {
+    return this.#items.length - this.#next;
+  }
+
+  /** Queues items; the first slice runs after the main thread's next turn (never inside this call). */
+  push(items: readonly T[]): void {
+    if (this.#stopped || items.length === 0) return;
+    for (const item of items) this.#items.push(item);
+    if (!this.#running) void this.#run();
+  }
+
+  /** Resolves once every queued item has been read and committed. */
+  drained(): Promise<void> {
+    if (this.pending === 0 && !this.#running) return Promise.resolve();
+    return new Promise((ok) => this.#waiters.push(ok));
+  }
+
+  /** Drops what is queued and stops for good; waiters are released. */
+  stop(): void {
+    this.#stopped = true;
+    this.#items = [];
+    this.#results = [];
+    this.#next = 0;
+    this.#release();
+  }
+
+  async #run(): Promise<void> {
+    this.#running = true;
+    while (this.pending > 0 && !this.#stopped) {
+      await this.#yield();
+      if (this.#stopped) break;
+      this.#slice();
+    }
+    this.#running = false;
+    this.#items = [];
+    this.#next = 0;
+    if (!this.#stopped) this.#host.idle?.();
+    this.#release();
+  }
+
+  #slice(): void {
+    const results = this.#results;
+    const start = this.#now();
+    // At least one item per slice, so a single slow item cannot stall the queue.
+    do {
+      const item = this.#items[this.#next] as T;
+      this.#next += 1;
+      const result = this.#host.read(item);
+      if (result !== null) results.push(result);
+    } while (this.pending > 0 && this.#now() - start < this.#sliceMs);
+    const now = this.#now();
+    if (results.length === 0 || (this.pending > 0 && now - this.#committedAt < this.#commitMs)) return;
+    this.#results = [];
+    this.#committedAt = now;
+    this.#host.commit(results);
+  }
+
+  #release(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const ok of waiters) ok();
+  }
+}
