@@ -78,7 +78,7 @@ start_ferry() { # LOG ARGS... -> prints "PID PORT"
   shift
   port=$(free_port)
   mkdir -p "$work/d$port"
-  FERRY_LOG=warn "$FERRY_BIN" serve --listen "127.0.0.1:$port" --data-dir "$work/d$port" --no-ui "${s3_args[@]}" "$@" >"$log" 2>&1 &
+  FERRY_LOG=warn "$FERRY_BIN" serve --listen "127.0.0.1:$port" --data-dir "$work/d$port" --no-ui --max-uploads-per-client 0 "${s3_args[@]}" "$@" >"$log" 2>&1 &
   echo "$! $port"
 }
 
