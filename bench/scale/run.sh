@@ -3,15 +3,17 @@
 # tus uploads of BENCH_SIZE (default 1 MiB) bytes (creation POST + one PATCH each) on the S3
 # store (a local Garage bucket), sent by the Rust client (bench/tus/loadgen):
 #   single — one `ferry` on the bucket, no Redis (the in-process upload lock);
-#   fleet  — two `ferry` instances on the same bucket and one redis-server (`--redis-url`), every
-#            upload created on one instance and PATCHed on the other, so each PATCH takes the
-#            fleet's path (a Redis lease with fencing, and its release).
-# Uploads/s, p50 and p99 latency per setup (medians of BENCH_REPS, default 3, setups alternated),
-# the fleet's ratio to the single instance (goal: coordination costs under 10%, i.e. >= 0.9x),
-# and Redis commands per upload (INFO commandstats around the fleet runs; the read-back GETs
-# that check every stored upload by sha256 take no lock, so they cost none). Both instances run
-# on this machine's 2 cores, so the fleet has no extra CPU: the figure is the coordination's
-# cost, not a scale-out speed-up. Never fails on timing. FERRY_BIN skips the ferry build;
+#   pair   — two independent `ferry` processes on the bucket, no Redis, every upload PATCHed where
+#            it was created (two processes without any coordination: the baseline);
+#   stay   — two instances on one redis-server (`--redis-url`), uploads PATCHed where created:
+#            `pair` plus the Redis lease of every request (the coordination's own cost);
+#   cross  — the same fleet, every upload created on one instance and PATCHed on the other (the
+#            path a load balancer without stickiness produces).
+# Uploads/s, p50 and p99 latency per setup (medians of BENCH_REPS, default 3, order rotated), the
+# fleet's ratios to `pair` (goal: coordination costs under 10%, i.e. >= 0.9x), and Redis commands
+# per upload (INFO commandstats around each run; the read-back GETs that check every stored
+# upload by sha256 take no lock, so they cost none). All processes share this machine's 2 cores.
+# Never fails on timing. FERRY_BIN skips the ferry build;
 # CARGO_TARGET_DIR is honoured. Needs Garage (scripts/ensure-garage.sh) and redis-server.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -91,49 +93,60 @@ run_single() {
   line=$("$loadgen" upload "http://127.0.0.1:$port" - "$uploads" "$size")
   stop "$pid"
   echo "$line" >>"$results/single.jsonl"
-  echo "$line"
 }
 
-run_fleet() {
-  local pa pb porta portb line before after
-  read -r pa porta < <(start_ferry "$work/a.log" --redis-url "redis://127.0.0.1:$rport/")
-  read -r pb portb < <(start_ferry "$work/b.log" --redis-url "redis://127.0.0.1:$rport/")
+run_two() { # NAME REDIS(yes|no) LOADGEN-FLAGS...
+  local name=$1 redis=$2 pa pb porta portb line before after
+  shift 2
+  local cluster=()
+  [[ $redis == yes ]] && cluster=(--redis-url "redis://127.0.0.1:$rport/")
+  read -r pa porta < <(start_ferry "$work/a.log" "${cluster[@]}")
+  read -r pb portb < <(start_ferry "$work/b.log" "${cluster[@]}")
   wait_ready "http://127.0.0.1:$porta/health"
   wait_ready "http://127.0.0.1:$portb/health"
   before=$(commands)
-  line=$("$loadgen" upload "http://127.0.0.1:$porta" - "$uploads" "$size" --also "http://127.0.0.1:$portb")
+  line=$("$loadgen" upload "http://127.0.0.1:$porta" - "$uploads" "$size" --also "http://127.0.0.1:$portb" "$@")
   after=$(commands)
   stop "$pa" "$pb"
   line=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["redisPerUpload"]=(int(sys.argv[2])-int(sys.argv[3]))/int(sys.argv[4]); print(json.dumps(d))' \
     "$line" "$after" "$before" "$uploads")
-  echo "$line" >>"$results/fleet.jsonl"
-  echo "$line"
+  echo "$line" >>"$results/$name.jsonl"
 }
 
-: >"$results/single.jsonl"
-: >"$results/fleet.jsonl"
+setups=(single pair stay cross)
+for name in "${setups[@]}"; do : >"$results/$name.jsonl"; done
+run_setup() {
+  case $1 in
+  single) run_single ;;
+  pair) run_two pair no --stay ;;
+  stay) run_two stay yes --stay ;;
+  cross) run_two cross yes ;;
+  esac
+}
 for rep in $(seq "$reps"); do
   echo "repetition $rep/$reps"
-  if ((rep % 2)); then
-    run_single >/dev/null
-    run_fleet >/dev/null
-  else
-    run_fleet >/dev/null
-    run_single >/dev/null
-  fi
+  for i in "${!setups[@]}"; do
+    run_setup "${setups[$(((i + rep) % ${#setups[@]}))]}"
+  done
 done
 
-python3 - "$results/single.jsonl" "$results/fleet.jsonl" "$uploads" "$size" <<'EOF'
+python3 - "$results" "$uploads" "$size" <<'EOF'
 import json, statistics, sys
-single = [json.loads(l) for l in open(sys.argv[1])]
-fleet = [json.loads(l) for l in open(sys.argv[2])]
-n, size = sys.argv[3], int(sys.argv[4])
-med = lambda rows, k: statistics.median(r[k] for r in rows)
-ok = all(r["ok"] for r in single + fleet)
-print(f"\n{n} concurrent tus uploads of {size // 1024} KiB on the S3 store (Garage), medians of {len(single)}; every upload sha256-checked: {'all equal' if ok else 'MISMATCH'}")
-for name, rows in (("single (1 instance, no Redis)", single), ("fleet (2 instances + Redis)", fleet)):
-    print(f"  {name:32} {med(rows, 'perSecond'):7.1f} uploads/s   p50 {med(rows, 'p50'):7.1f} ms   p99 {med(rows, 'p99'):7.1f} ms")
-ratio = med(fleet, "perSecond") / med(single, "perSecond")
-print(f"  fleet / single: {ratio:.2f}x uploads/s, p99 {med(fleet, 'p99') / med(single, 'p99'):.2f}x (goal: >= 0.90x, coordination under 10%)")
-print(f"  Redis commands per upload (creation + cross-instance PATCH): {med(fleet, 'redisPerUpload'):.1f}")
+names = ("single", "pair", "stay", "cross")
+rows = {n: [json.loads(l) for l in open(f"{sys.argv[1]}/{n}.jsonl")] for n in names}
+n, size = sys.argv[2], int(sys.argv[3])
+med = lambda name, k: statistics.median(r[k] for r in rows[name])
+ok = all(r["ok"] for rs in rows.values() for r in rs)
+print(f"\n{n} concurrent tus uploads of {size // 1024} KiB on the S3 store (Garage), medians of {len(rows['single'])}; every upload sha256-checked: {'all equal' if ok else 'MISMATCH'}")
+labels = {
+    "single": "1 instance, no Redis",
+    "pair": "2 processes, no Redis",
+    "stay": "2 instances + Redis, PATCH local",
+    "cross": "2 instances + Redis, PATCH across",
+}
+for name, label in labels.items():
+    redis = f"   Redis commands/upload {med(name, 'redisPerUpload'):.1f}" if name in ("stay", "cross") else ""
+    print(f"  {label:36} {med(name, 'perSecond'):7.1f} uploads/s   p50 {med(name, 'p50'):7.1f} ms   p99 {med(name, 'p99'):7.1f} ms{redis}")
+for name in ("stay", "cross"):
+    print(f"  {name} / pair: {med(name, 'perSecond') / med('pair', 'perSecond'):.2f}x uploads/s, p99 {med(name, 'p99') / med('pair', 'p99'):.2f}x (goal: >= 0.90x uploads/s)")
 EOF

@@ -48,6 +48,9 @@ enum Command {
         /// base i+1 mod k, so every PATCH crosses instances.
         #[arg(long = "also")]
         also: Vec<String>,
+        /// With `--also`: patch each upload on the instance that created it.
+        #[arg(long)]
+        stay: bool,
     },
     /// HTTP server on 127.0.0.1:PORT: PUT /upload streams the body to a file or drops it,
     /// OPTIONS /files/ answers 204 (readiness probe).
@@ -83,9 +86,10 @@ fn main() -> ExitCode {
                 n,
                 size,
                 also,
+                stay,
             } => {
                 let bases: Vec<String> = std::iter::once(base_url).chain(also).collect();
-                upload::run(&bases, &store_dir, n, size).await
+                upload::run(&bases, &store_dir, n, size, stay).await
             }
             Command::Sink {
                 port,

@@ -17,8 +17,15 @@ use sha2::{Digest, Sha256};
 use crate::Error;
 
 /// Runs the measurement against `bases` (one server, or instances of one fleet) and prints its
-/// JSON line on stdout. `store_dir` `-` reads the uploads back over HTTP.
-pub async fn run(bases: &[String], store_dir: &Path, n: usize, size: usize) -> Result<(), Error> {
+/// JSON line on stdout. `store_dir` `-` reads the uploads back over HTTP. `stay`: each upload
+/// is patched where it was created.
+pub async fn run(
+    bases: &[String],
+    store_dir: &Path,
+    n: usize,
+    size: usize,
+    stay: bool,
+) -> Result<(), Error> {
     if n == 0 {
         return Err("N must be at least 1".into());
     }
@@ -44,7 +51,8 @@ pub async fn run(bases: &[String], store_dir: &Path, n: usize, size: usize) -> R
         .iter()
         .enumerate()
         .map(|(i, body)| {
-            let (create_on, patch_on) = (endpoints[i % k].clone(), endpoints[(i + 1) % k].clone());
+            let next = if stay { i } else { i + 1 };
+            let (create_on, patch_on) = (endpoints[i % k].clone(), endpoints[next % k].clone());
             tokio::spawn(one(client.clone(), create_on, patch_on, body.clone()))
         })
         .collect();
