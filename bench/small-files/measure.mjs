@@ -24,6 +24,8 @@ const kib = Number(process.env.KIB ?? 10);
 const reps = Number(process.env.REPS ?? 3);
 const ferryBin = process.env.FERRY_BIN ?? '/work/bench-target/release/ferry';
 const peers = (process.env.PEERS ?? 'ferry,uppy').split(',');
+// Extra `ferry serve` flags, for diagnosis only (e.g. `--fsync never`): the goal is at the defaults.
+const ferryArgs = (process.env.FERRY_ARGS ?? '').split(' ').filter(Boolean);
 const timeout = 300_000;
 
 /** COUNT files of KIB random KiB on tmpfs, and the sha256 of each by name. */
@@ -81,7 +83,7 @@ async function storedPeerUploads(dataDir) {
 // Per peer: how to start its server, the page's selectors and the conditions the page checks.
 const pages = {
   ferry: {
-    start: () => startFerry(['--ui-dir', join(results, 'ferry')], { bin: ferryBin }),
+    start: () => startFerry(['--ui-dir', join(results, 'ferry'), ...ferryArgs], { bin: ferryBin }),
     stored: storedTusUploads,
     ready: '!!window.ferry',
     input: '.ferry-dashboard input[type=file]:not([webkitdirectory])',
