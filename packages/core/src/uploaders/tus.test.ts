@@ -302,7 +302,8 @@ test('a small file goes whole in the creation request and leaves no resume entry
     setItem.mockRestore();
   }
   expect(log).toEqual(['POST /files/ 201']);
-  expect(patches).toEqual([{ tus: { uploadUrl: `${base}/files/1` } }]);
+  // Done with its one answer: no resume URL to keep on the record.
+  expect(patches).toEqual([]);
   expect(progress.at(-1)).toBe(bytes.length);
   expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
   expect(uploads.get('/files/1')?.metadata.filename).toBe('report.pdf');
@@ -333,5 +334,15 @@ test('smallFileSize 0 sends even a tiny file as creation then PATCH', async () =
   const bytes = pattern(100);
   await uploader().upload(localFile(bytes), context().ctx);
   expect(log).toEqual(['POST /files/ 201', 'PATCH /files/1 204']);
+  expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
+});
+
+test('a small file the server took only part of keeps its URL and sends the rest by PATCH', async () => {
+  const bytes = pattern(10 * 1024);
+  const { ctx, patches } = context();
+  const chunked = new TusUploader({ endpoint: `${base}/files/`, retryDelays: [], chunkSize: 4096 });
+  expect(await chunked.upload(localFile(bytes), ctx)).toEqual({ uploadURL: `${base}/files/1` });
+  expect(log).toEqual(['POST /files/ 201', 'PATCH /files/1 204', 'PATCH /files/1 204']);
+  expect(patches).toEqual([{ tus: { uploadUrl: `${base}/files/1` } }]);
   expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
 });

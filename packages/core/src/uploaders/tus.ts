@@ -61,6 +61,12 @@ export class TusUploader implements Uploader {
     return new Promise((resolve, reject) => {
       // tus-js-client spreads options over its defaults, so an explicit `undefined` would
       // erase a default (an undefined chunkSize sends empty PATCHes): pass only what is set.
+      let kept = false;
+      const keepUrl = () => {
+        if (kept || !upload.url) return;
+        kept = true;
+        context.patchFile({ tus: { uploadUrl: this.#absolute(upload.url) } });
+      };
       const upload = new tus.Upload(data, {
         endpoint: this.#options.endpoint,
         ...(file.tus?.uploadUrl ? { uploadUrl: file.tus.uploadUrl } : {}),
@@ -76,8 +82,13 @@ export class TusUploader implements Uploader {
         storeFingerprintForResuming: resume,
         removeFingerprintOnSuccess: true,
         onShouldRetry: (error) => shouldRetry(error.originalResponse?.getStatus(), context.isOnline()),
+        // A small file's URL comes with the answer to its whole body, so it is kept only if the
+        // server took part of it (bytes are left to PATCH): a state change less per small file.
         onUploadUrlAvailable: () => {
-          if (upload.url) context.patchFile({ tus: { uploadUrl: this.#absolute(upload.url) } });
+          if (!small) keepUrl();
+        },
+        onChunkComplete: (_sent, accepted, total) => {
+          if (small && accepted < total) keepUrl();
         },
         onProgress: (sent, total) => context.onProgress(sent, total),
         onSuccess: () => resolve({ uploadURL: upload.url ? this.#absolute(upload.url) : undefined }),
