@@ -23,9 +23,13 @@ const count = Number(process.env.FILES ?? 500);
 const kib = Number(process.env.KIB ?? 10);
 const reps = Number(process.env.REPS ?? 3);
 const ferryBin = process.env.FERRY_BIN ?? '/work/bench-target/release/ferry';
+// Ferry's page: this checkout's build by default; another build's directory to compare with it.
+const ferryUi = process.env.FERRY_UI ?? join(results, 'ferry');
 const peers = (process.env.PEERS ?? 'ferry,uppy').split(',');
 // Extra `ferry serve` flags, for diagnosis only (e.g. `--fsync never`): the goal is at the defaults.
 const ferryArgs = (process.env.FERRY_ARGS ?? '').split(' ').filter(Boolean);
+// A query for Ferry's demo page, for diagnosis only (e.g. `limit=6`, `recoveryMaxCopy=0`).
+const ferryQuery = process.env.FERRY_QUERY ? `?${process.env.FERRY_QUERY}` : '';
 const timeout = 300_000;
 
 /** COUNT files of KIB random KiB on tmpfs, and the sha256 of each by name. */
@@ -83,7 +87,7 @@ async function storedPeerUploads(dataDir) {
 // Per peer: how to start its server, the page's selectors and the conditions the page checks.
 const pages = {
   ferry: {
-    start: () => startFerry(['--ui-dir', join(results, 'ferry'), ...ferryArgs], { bin: ferryBin }),
+    start: () => startFerry(['--ui-dir', ferryUi, ...ferryArgs], { bin: ferryBin }),
     stored: storedTusUploads,
     ready: '!!window.ferry',
     input: '.ferry-dashboard input[type=file]:not([webkitdirectory])',
@@ -112,7 +116,7 @@ async function run(browser, name, files) {
     if (new URL(r.url()).pathname.startsWith('/files')) requests[r.method()] = (requests[r.method()] ?? 0) + 1;
   });
   try {
-    await tab.goto(`${server.url}/`);
+    await tab.goto(`${server.url}/${name === 'ferry' ? ferryQuery : ''}`);
     await tab.waitForFunction(page.ready);
     await tab.locator(page.input).first().setInputFiles(files.paths, { timeout });
     await tab.waitForFunction(page.listed, undefined, { timeout, polling: 100 });
