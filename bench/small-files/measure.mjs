@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { launchBrowser } from '../../e2e/support/browser.ts';
-import { sha256, startFerry, storedTusUploads } from '../../e2e/support/ferry.ts';
+import { repoRoot, sha256, startFerry, storedTusUploads } from '../../e2e/support/ferry.ts';
 import { resultsDir } from '../support/page.ts';
 
 const results = resultsDir(
@@ -22,7 +22,8 @@ const suite = process.argv[3] ?? '.';
 const count = Number(process.env.FILES ?? 500);
 const kib = Number(process.env.KIB ?? 10);
 const reps = Number(process.env.REPS ?? 3);
-const ferryBin = process.env.FERRY_BIN ?? '/work/bench-target/release/ferry';
+// run.sh names the release binary (building it when FERRY_BIN names none).
+const ferryBin = process.env.FERRY_BIN ?? join(repoRoot, 'target', 'release', 'ferry');
 // Ferry's page: this checkout's build by default; another build's directory to compare with it.
 const ferryUi = process.env.FERRY_UI ?? join(results, 'ferry');
 const peers = (process.env.PEERS ?? 'ferry,uppy').split(',');
