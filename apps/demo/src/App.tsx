@@ -52,6 +52,8 @@ const packFor = (code: string | null) => languages.find((l) => l.pack.code === c
 // One engine per page, made outside React so StrictMode's double render cannot make two.
 const maxFileSize = Number(params.get('maxFileSize') ?? 0) || null;
 const recoveryMaxCopy = params.has('recoveryMaxCopy') ? Number(params.get('recoveryMaxCopy')) : null;
+// Concurrent uploads (`?limit=6`); unlimited by default, as the engine's default.
+const limit = Number(params.get('limit') ?? 0) || 0;
 // Local files go straight to the tus endpoint; imported links go through the companion, which
 // uploads them to the same endpoint.
 const ferry = new Ferry({
@@ -59,6 +61,7 @@ const ferry = new Ferry({
   uploader: new TusUploader({ endpoint: '/files/' }),
   remoteUploader: new RemoteUploader({ endpoint: '/files/' }),
   restrictions: { maxFileSize },
+  limit,
   locale: packFor(params.get('lang')),
   // A reload or a crashed tab loses nothing: files and upload state come back from IndexedDB.
   recovery: recoveryMaxCopy === null ? true : { maxCopySize: recoveryMaxCopy },

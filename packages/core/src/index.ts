@@ -191,5 +191,5 @@ export {
   validateParts,
 } from './uploaders/s3-signer.ts';
 export { readS3Xml, type S3XmlAnswer } from './uploaders/s3-xml.ts';
-export { type TusOptions, TusUploader } from './uploaders/tus.ts';
+export { DEFAULT_SMALL_FILE_SIZE, type TusOptions, TusUploader } from './uploaders/tus.ts';
 export { type XhrOptions, XhrUploader } from './uploaders/xhr.ts';

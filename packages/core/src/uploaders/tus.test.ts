@@ -63,8 +63,14 @@ beforeAll(async () => {
           if (key) metadata[key] = Buffer.from(value, 'base64').toString('utf8');
         }
         next += 1;
-        uploads.set(`/files/${next}`, { length, metadata, bytes: Buffer.alloc(0) });
-        return answer(201, { location: `/files/${next}` });
+        // creation-with-upload: the body, if any, is the upload's first bytes.
+        const withData = req.headers['content-type'] === 'application/offset+octet-stream';
+        const bytes = withData ? Buffer.concat(chunks) : Buffer.alloc(0);
+        if (bytes.length > length) return answer(413);
+        uploads.set(`/files/${next}`, { length, metadata, bytes });
+        const headers: Record<string, string> = { location: `/files/${next}` };
+        if (withData) headers['upload-offset'] = String(bytes.length);
+        return answer(201, headers);
       }
       if (!upload) return answer(404);
       if (req.method === 'HEAD') {
@@ -93,6 +99,7 @@ beforeEach(() => {
   locked = false;
   refusal = undefined;
   next = 0;
+  localStorage.clear();
 });
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
@@ -149,8 +156,18 @@ function context(stop?: { at: number; reason: AbortReason }) {
   return { ctx, patches, progress };
 }
 
+/** An uploader on the create-then-PATCH path whatever the size (small files have their own tests). */
 const uploader = (chunkSize?: number) =>
-  new TusUploader({ endpoint: `${base}/files/`, resume: false, retryDelays: [], ...(chunkSize ? { chunkSize } : {}) });
+  new TusUploader({
+    endpoint: `${base}/files/`,
+    resume: false,
+    retryDelays: [],
+    smallFileSize: 0,
+    ...(chunkSize ? { chunkSize } : {}),
+  });
+
+/** tus-js-client's resume entries in the browser's storage. */
+const resumeEntries = () => Object.keys(localStorage).filter((key) => key.startsWith('tus::'));
 
 test('an upload stores the exact bytes with the metadata, and keeps the upload URL on the record', async () => {
   const bytes = pattern(200_000);
@@ -269,5 +286,63 @@ test("the engine's headers function is called for every request, so a refreshed 
     'PATCH Bearer t4',
     'PATCH Bearer t5',
   ]);
+  expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
+});
+
+test('a small file goes whole in the creation request and leaves no resume entry behind', async () => {
+  const bytes = pattern(10 * 1024);
+  const { ctx, patches, progress } = context();
+  // Resume on (the default): a small file is still neither looked up nor recorded.
+  const small = new TusUploader({ endpoint: `${base}/files/`, retryDelays: [] });
+  const setItem = vi.spyOn(Storage.prototype, 'setItem');
+  try {
+    expect(await small.upload(localFile(bytes), ctx)).toEqual({ uploadURL: `${base}/files/1` });
+    expect(setItem).not.toHaveBeenCalled();
+  } finally {
+    setItem.mockRestore();
+  }
+  expect(log).toEqual(['POST /files/ 201']);
+  // Done with its one answer: no resume URL to keep on the record.
+  expect(patches).toEqual([]);
+  expect(progress.at(-1)).toBe(bytes.length);
+  expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
+  expect(uploads.get('/files/1')?.metadata.filename).toBe('report.pdf');
+});
+
+test('a file over smallFileSize is created empty, sent by PATCH and recorded for resuming', async () => {
+  const bytes = pattern(4096);
+  // One File for both sessions: its lastModified is part of the resume fingerprint.
+  const file = localFile(bytes);
+  const large = (stop?: { at: number; reason: AbortReason }) =>
+    new TusUploader({ endpoint: `${base}/files/`, retryDelays: [], smallFileSize: 4095 }).upload(
+      file,
+      context(stop).ctx,
+    );
+  // Paused as soon as its URL is known: the resume entry stays for the next session.
+  await expect(large({ at: 0, reason: 'pause' })).rejects.toMatchObject({ message: 'aborted' });
+  expect(resumeEntries()).toHaveLength(1);
+  expect(uploads.get('/files/1')?.bytes.length).toBe(0);
+
+  log = [];
+  expect(await large()).toEqual({ uploadURL: `${base}/files/1` });
+  expect(log).toEqual(['HEAD /files/1 200', 'PATCH /files/1 204']);
+  expect(resumeEntries()).toEqual([]);
+  expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
+});
+
+test('smallFileSize 0 sends even a tiny file as creation then PATCH', async () => {
+  const bytes = pattern(100);
+  await uploader().upload(localFile(bytes), context().ctx);
+  expect(log).toEqual(['POST /files/ 201', 'PATCH /files/1 204']);
+  expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
+});
+
+test('a small file the server took only part of keeps its URL and sends the rest by PATCH', async () => {
+  const bytes = pattern(10 * 1024);
+  const { ctx, patches } = context();
+  const chunked = new TusUploader({ endpoint: `${base}/files/`, retryDelays: [], chunkSize: 4096 });
+  expect(await chunked.upload(localFile(bytes), ctx)).toEqual({ uploadURL: `${base}/files/1` });
+  expect(log).toEqual(['POST /files/ 201', 'PATCH /files/1 204', 'PATCH /files/1 204']);
+  expect(patches).toEqual([{ tus: { uploadUrl: `${base}/files/1` } }]);
   expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
 });

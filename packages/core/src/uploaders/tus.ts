@@ -1,7 +1,9 @@
 /**
  * Resumable uploads over tus 1.0.0, built on tus-js-client. Pause aborts the request and keeps
  * the upload URL on the file (`tus.uploadUrl`), so the next `upload()` continues from the
- * server's offset; cancel or remove terminates the upload on the server.
+ * server's offset; cancel or remove terminates the upload on the server. A small file (up to
+ * `smallFileSize`) goes in one request, its bytes in the creation POST (creation-with-upload),
+ * and leaves no resume entry in the browser's storage: there is nothing worth resuming.
  */
 import * as tus from 'tus-js-client';
 import { DEFAULT_RETRY_DELAYS, shouldRetry } from '../retryer.ts';
@@ -18,6 +20,9 @@ import {
 
 export { DEFAULT_RETRY_DELAYS } from '../retryer.ts';
 
+/** Default {@link TusOptions.smallFileSize}: 1 MiB. */
+export const DEFAULT_SMALL_FILE_SIZE = 1024 * 1024;
+
 export interface TusOptions {
   /** Creation URL of the tus endpoint, e.g. `/files/`. */
   endpoint: string;
@@ -31,6 +36,13 @@ export interface TusOptions {
   resume?: boolean;
   /** Meta fields sent as tus metadata; all by default. */
   allowedMetaFields?: string[];
+  /**
+   * Files up to this many bytes are sent whole in the creation request (the server must
+   * offer tus' `creation-with-upload`, as Ferry, tusd and @tus/server do) and are never looked
+   * up or recorded for resuming: one request per file instead of two, no storage scan per file.
+   * Default {@link DEFAULT_SMALL_FILE_SIZE}; 0 turns it off.
+   */
+  smallFileSize?: number;
 }
 
 export class TusUploader implements Uploader {
@@ -43,14 +55,23 @@ export class TusUploader implements Uploader {
   upload(file: FerryFile, context: UploadContext): Promise<UploadResult> {
     const data = file.data;
     if (!data) return Promise.reject(new UploaderError('tus: the file has no local data', { retryable: false }));
-    const resume = this.#options.resume ?? true;
+    const smallFileSize = this.#options.smallFileSize ?? DEFAULT_SMALL_FILE_SIZE;
+    const small = smallFileSize > 0 && data.size <= smallFileSize;
+    const resume = (this.#options.resume ?? true) && !small;
     return new Promise((resolve, reject) => {
       // tus-js-client spreads options over its defaults, so an explicit `undefined` would
       // erase a default (an undefined chunkSize sends empty PATCHes): pass only what is set.
+      let kept = false;
+      const keepUrl = () => {
+        if (kept || !upload.url) return;
+        kept = true;
+        context.patchFile({ tus: { uploadUrl: this.#absolute(upload.url) } });
+      };
       const upload = new tus.Upload(data, {
         endpoint: this.#options.endpoint,
         ...(file.tus?.uploadUrl ? { uploadUrl: file.tus.uploadUrl } : {}),
         ...(this.#options.chunkSize ? { chunkSize: this.#options.chunkSize } : {}),
+        uploadDataDuringCreation: small,
         // Headers are set per request, so a refreshed token reaches every PATCH and HEAD.
         onBeforeRequest: async (req) => {
           const headers = await resolveHeaders(context.headers, this.#options.headers);
@@ -61,8 +82,13 @@ export class TusUploader implements Uploader {
         storeFingerprintForResuming: resume,
         removeFingerprintOnSuccess: true,
         onShouldRetry: (error) => shouldRetry(error.originalResponse?.getStatus(), context.isOnline()),
+        // A small file's URL comes with the answer to its whole body, so it is kept only if the
+        // server took part of it (bytes are left to PATCH): a state change less per small file.
         onUploadUrlAvailable: () => {
-          if (upload.url) context.patchFile({ tus: { uploadUrl: this.#absolute(upload.url) } });
+          if (!small) keepUrl();
+        },
+        onChunkComplete: (_sent, accepted, total) => {
+          if (small && accepted < total) keepUrl();
         },
         onProgress: (sent, total) => context.onProgress(sent, total),
         onSuccess: () => resolve({ uploadURL: upload.url ? this.#absolute(upload.url) : undefined }),
