@@ -223,6 +223,49 @@ describe('recovery', () => {
     }
   });
 
+  test('files that finish uploading before their turn to be copied are never copied', async () => {
+    const db = new IDBFactory();
+    let writes = 0;
+    const dir = {
+      getDirectoryHandle: async () => dir,
+      getFileHandle: async () => ({
+        createWritable: async () => {
+          writes += 1;
+          // A slow disk: the other copies wait their turn while the uploads finish.
+          await new Promise((r) => setTimeout(r, 50));
+          return new WritableStream();
+        },
+      }),
+      removeEntry: async () => undefined,
+    };
+    const g = globalThis as { navigator?: { storage?: unknown } };
+    const hadNavigator = g.navigator !== undefined;
+    g.navigator ??= {};
+    const nav = g.navigator;
+    const before = Object.getOwnPropertyDescriptor(nav, 'storage');
+    Object.defineProperty(nav, 'storage', { value: { getDirectory: async () => dir }, configurable: true });
+    try {
+      const uploader = new ManualUploader();
+      const ferry = new Ferry({ uploader, online: offline, recovery: { indexedDB: db, throttle: 5 } });
+      engines.push(ferry);
+      await settle(ferry);
+      ferry.addFiles([1, 2, 3, 4].map((n) => ({ data: file(`s${n}.bin`, [n]) })));
+      void ferry.upload();
+      while (uploader.calls.length < 4) await new Promise((r) => setTimeout(r, 0));
+      // Three finish at once; the fourth is still uploading, so the batch's records stay.
+      for (const call of uploader.calls.slice(0, 3)) call.resolve({});
+      await settle(ferry);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(ferry.getFiles().map((f) => f.state)).toEqual(['complete', 'complete', 'complete', 'uploading']);
+      // The copy already under way when they finished, and the fourth file's; never the others.
+      expect(writes).toBeLessThanOrEqual(2);
+    } finally {
+      if (before) Object.defineProperty(nav, 'storage', before);
+      else delete nav.storage;
+      if (!hadNavigator) delete g.navigator;
+    }
+  });
+
   test('a remote file keeps its companion token and reattaches after a reload', async () => {
     const db = new IDBFactory();
     const first = await page(db);

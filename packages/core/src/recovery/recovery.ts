@@ -317,6 +317,14 @@ export class Recovery {
     record.handle = this.#handles.get(data);
     this.#copies = this.#copies.then(async () => {
       if (this.#records.get(file.id) !== record) return;
+      // Copies run one at a time, so a small file has often finished uploading before its
+      // turn: a completed file needs no bytes kept, and skipping it spares a write and a delete.
+      if (this.#host.getState().files[file.id]?.state === 'complete') {
+        record.bytes = 'none';
+        this.#dirty.add(file.id);
+        this.#schedule(0);
+        return;
+      }
       const kind = await this.#bytes.keep(file.id, data, record.handle);
       if (this.#records.get(file.id) !== record) return void this.#bytes.drop(file.id, kind);
       // Completed while copying: the copy is not needed.
