@@ -39,7 +39,13 @@ stop() { # stop the given PIDs (only processes this script started)
   done
 }
 cleanup() {
+  # Closing the hold lets the first child (the test services' launcher) stop what it started;
+  # killing it first would orphan them.
   exec 3>&- 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    kill -0 "${pids[0]}" 2>/dev/null || break
+    sleep 0.1
+  done
   stop "${pids[@]}"
   rm -rf "$work"
 }
@@ -123,7 +129,8 @@ large_rss=$(peak_kib "$fpid")
 echo "link import of ${LARGE_MIB} MiB from a plain origin (reference)..."
 head -c $((LARGE_MIB * 1024 * 1024)) /dev/urandom >"$work/src.bin"
 oport=$(free_port)
-node_ drive.mjs origin "$oport" "$work/src.bin" &
+# Not through node_: a backgrounded function is a subshell, and its PID is not node's.
+node --experimental-websocket --no-warnings drive.mjs origin "$oport" "$work/src.bin" &
 pids+=($!)
 wait_ready "http://127.0.0.1:$oport/"
 reset_peak "$fpid"

@@ -43,7 +43,13 @@ stop() { # stop the given PIDs (only processes this script started)
   done
 }
 cleanup() {
+  # Closing the hold lets the first child (the test services' launcher) stop what it started;
+  # killing it first would orphan them.
   exec 4>&- 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    kill -0 "${pids[0]}" 2>/dev/null || break
+    sleep 0.1
+  done
   stop "${pids[@]}"
   rm -rf "$work"
 }
