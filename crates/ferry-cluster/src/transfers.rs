@@ -510,7 +510,8 @@ impl TransferRegistry {
 
     /// Runs a reaper: every `every` (± 20 % jitter), and at once when another instance hands a
     /// transfer over, claims stale transfers and sends them on the returned channel (at most
-    /// `limit` per round). Stops when the receiver is dropped or the instance halts.
+    /// `limit` per round). Stops when the receiver is dropped or the instance halts; what it
+    /// claimed but could no longer deliver is handed over again.
     pub async fn spawn_reaper(
         &self,
         every: Duration,
@@ -536,10 +537,22 @@ impl TransferRegistry {
                     () = tokio::time::sleep(jitter) => {}
                     event = wake.recv() => if event.is_none() { return },
                 }
+                // The instance stopped taking transfers (it is shutting down): its own
+                // hand-over wakes this reaper, which must not claim them back.
+                if sender.is_closed() {
+                    return;
+                }
                 match registry.claim_stale(limit).await {
                     Ok(found) => {
-                        for claimed in found {
-                            if sender.send(claimed).await.is_err() {
+                        let mut found = found.into_iter();
+                        while let Some(claimed) = found.next() {
+                            if let Err(refused) = sender.send(claimed).await {
+                                // Closed during the claim: give these back at once.
+                                for claimed in std::iter::once(refused.0).chain(found) {
+                                    if let Claimed::Owned(owned) = claimed {
+                                        let _ = owned.hand_over(&[]).await;
+                                    }
+                                }
                                 return;
                             }
                         }

@@ -138,6 +138,48 @@ async fn shutdown_hands_transfers_over_at_once() {
 }
 
 #[tokio::test]
+async fn a_stopped_reaper_does_not_claim_back_what_its_instance_hands_over() {
+    let redis = RedisServer::start();
+    let (a, b) = (instance(&redis, "a").await, instance(&redis, "b").await);
+    // A long round: only the hand-over's wake makes either reaper look.
+    let a_reaper = a
+        .transfers()
+        .spawn_reaper(Duration::from_secs(60), 4)
+        .await
+        .expect("reaper");
+    let mut b_reaper = b
+        .transfers()
+        .spawn_reaper(Duration::from_secs(60), 4)
+        .await
+        .expect("reaper");
+    let transfer = a
+        .transfers()
+        .register("t-back", "req", "running")
+        .await
+        .expect("register");
+    // A shuts down: it stops taking transfers first, then hands its own over (which wakes
+    // every reaper, A's included).
+    drop(a_reaper);
+    transfer.hand_over(&[]).await.expect("hand over");
+    let claimed = tokio::time::timeout(Duration::from_secs(2), b_reaper.recv())
+        .await
+        .expect("B claims it at once")
+        .expect("reaper alive");
+    let Claimed::Owned(taken) = claimed else {
+        panic!("failed")
+    };
+    assert_eq!(taken.epoch(), 2, "claimed once, by B");
+    let record = b
+        .transfers()
+        .get("t-back")
+        .await
+        .expect("get")
+        .expect("record");
+    assert_eq!(record.owner, b.instance_id());
+    assert_eq!(record.attempts, 2);
+}
+
+#[tokio::test]
 async fn drain_hands_over_what_its_owner_did_not() {
     let redis = RedisServer::start();
     let (a, b) = (instance(&redis, "a").await, instance(&redis, "b").await);

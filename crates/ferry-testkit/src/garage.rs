@@ -192,6 +192,26 @@ impl Garage {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// `ferry serve` flags that point its S3 settings at this bucket (path style); add
+    /// `--store s3` for the tus store.
+    pub fn ferry_args(&self) -> Vec<String> {
+        [
+            "--s3-force-path-style",
+            "--s3-endpoint",
+            &self.endpoint,
+            "--s3-bucket",
+            &self.bucket,
+            "--s3-region",
+            &self.region,
+            "--s3-access-key",
+            &self.access_key,
+            "--s3-secret-key",
+            &self.secret_key,
+        ]
+        .map(str::to_owned)
+        .to_vec()
+    }
+
     /// The bucket as Ferry's S3 settings (path style, no key prefix).
     pub fn bucket(&self) -> ferry_s3::S3Bucket {
         ferry_s3::S3Bucket {

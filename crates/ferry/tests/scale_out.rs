@@ -16,31 +16,12 @@ use ferry_testkit::{random_bytes, sha256_hex};
 /// until `/health` says so.
 async fn start(data: &Path, garage: &Garage, redis_url: &str) -> Ferry {
     let data = data.display().to_string();
-    let ferry = Ferry::start(
-        env!("CARGO_BIN_EXE_ferry"),
-        [
-            "--data-dir",
-            &data,
-            "--ui-dir",
-            &data,
-            "--store",
-            "s3",
-            "--s3-force-path-style",
-            "--s3-endpoint",
-            &garage.endpoint,
-            "--s3-bucket",
-            &garage.bucket,
-            "--s3-region",
-            &garage.region,
-            "--s3-access-key",
-            &garage.access_key,
-            "--s3-secret-key",
-            &garage.secret_key,
-            "--redis-url",
-            redis_url,
-        ],
-    )
-    .await;
+    let mut args: Vec<String> = ["--data-dir", &data, "--ui-dir", &data, "--store", "s3"]
+        .map(str::to_owned)
+        .to_vec();
+    args.extend(garage.ferry_args());
+    args.extend(["--redis-url".to_owned(), redis_url.to_owned()]);
+    let ferry = Ferry::start(env!("CARGO_BIN_EXE_ferry"), args).await;
     let res = reqwest::get(format!("{}/health", ferry.base))
         .await
         .expect("health");

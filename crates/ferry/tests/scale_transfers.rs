@@ -383,21 +383,7 @@ async fn an_s3_multipart_transfer_survives_the_kill_of_its_instance() {
     use ferry_testkit::garage::Garage;
     let garage = Garage::start().await;
     let mut fleet = fleet().await;
-    fleet.extra = [
-        "--s3-force-path-style",
-        "--s3-endpoint",
-        &garage.endpoint,
-        "--s3-bucket",
-        &garage.bucket,
-        "--s3-region",
-        &garage.region,
-        "--s3-access-key",
-        &garage.access_key,
-        "--s3-secret-key",
-        &garage.secret_key,
-    ]
-    .map(str::to_owned)
-    .to_vec();
+    fleet.extra = garage.ferry_args();
     let a = fleet.instance(2).await;
     let b = fleet.instance(2).await;
     let token = fleet

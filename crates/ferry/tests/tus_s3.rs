@@ -15,7 +15,7 @@ async fn tus_upload_to_the_s3_store() {
     let data = tempfile::tempdir().expect("temp dir");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let cli = Cli::try_parse_from([
+    let mut args: Vec<String> = [
         "ferry",
         "serve",
         "--listen",
@@ -24,19 +24,11 @@ async fn tus_upload_to_the_s3_store() {
         &data.path().display().to_string(),
         "--store",
         "s3",
-        "--s3-endpoint",
-        &garage.endpoint,
-        "--s3-bucket",
-        &garage.bucket,
-        "--s3-region",
-        &garage.region,
-        "--s3-access-key",
-        &garage.access_key,
-        "--s3-secret-key",
-        &garage.secret_key,
-        "--s3-force-path-style",
-    ])
-    .expect("flags");
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    args.extend(garage.ferry_args());
+    let cli = Cli::try_parse_from(args).expect("flags");
     let Command::Serve(config) = cli.command;
     let server = tokio::spawn(async move {
         ferry::serve(&config, listener, std::future::pending())

@@ -100,7 +100,7 @@ impl ClusterArgs {
 pub struct Fleet {
     cluster: Cluster,
     registry: transfers::RedisRegistry,
-    takeovers: std::sync::Mutex<Option<tokio::task::AbortHandle>>,
+    takeovers: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// How long a shutting-down instance waits for its transfers to stop and hand over.
@@ -135,13 +135,15 @@ impl Fleet {
     /// At shutdown: stops claiming, then has every transfer running here stop and hand over, so
     /// another instance resumes it at once rather than after the takeover window.
     pub async fn hand_over(&self) {
-        if let Some(reaper) = self
+        let reaper = self
             .takeovers
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
+            .take();
+        if let Some(reaper) = reaper {
             reaper.abort();
+            // Awaited, so its claim channel is closed before the hand-over wakes the reapers.
+            let _ = reaper.await;
         }
         match self.cluster.transfers().drain(HAND_OVER_WITHIN).await {
             Ok(0) => {}

@@ -24,7 +24,7 @@ use ferry_companion::jobs::{Ask, Control, Job, Outcome, error_frame};
 use ferry_companion::registry::{Registry, TransferSpec, new_token};
 use ferry_companion::transfer::{Resumed, resume};
 use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
+use tokio::task::JoinHandle;
 
 /// Most transfers claimed in one reaper round.
 const CLAIMS_PER_ROUND: usize = 16;
@@ -192,9 +192,9 @@ impl RedisRegistry {
     }
 
     /// Runs this instance's reaper: transfers taken over from silent or departed instances are
-    /// resumed here on `state`. Abort the returned handle before handing over at shutdown, so
-    /// this instance does not claim back what it hands over.
-    pub fn spawn_takeovers(&self, state: AppState, every: Duration) -> AbortHandle {
+    /// resumed here on `state`. Abort (and await) the returned handle before handing over at
+    /// shutdown, so this instance does not claim back what it hands over.
+    pub fn spawn_takeovers(&self, state: AppState, every: Duration) -> JoinHandle<()> {
         let registry = self.clone();
         tokio::spawn(async move {
             let mut claims = loop {
@@ -214,7 +214,6 @@ impl RedisRegistry {
                 registry.take_over(&state, claimed).await;
             }
         })
-        .abort_handle()
     }
 
     async fn take_over(&self, state: &AppState, claimed: Claimed) {
