@@ -65,6 +65,11 @@ test('multipart 30 MiB reloaded mid-file resumes from ListParts and stores one e
     },
     { size },
   );
+  // The copy of the bytes must be kept before the reload (under load it can lag the upload;
+  // a reload before it would bring the file back as a ghost, which is another test).
+  await expect
+    .poll(() => p.evaluate(async () => (await window.engine.recovery?.stored())?.copies), { timeout: 30_000 })
+    .toBe(1);
   // Reload once at least two parts are stored and the file is well short of done.
   await p.waitForFunction(() => {
     const f = window.engine.getFiles()[0];
