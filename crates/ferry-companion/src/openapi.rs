@@ -34,6 +34,25 @@ pub struct TransferToken {
     token: String,
 }
 
+/// The failures every `/s3/*` signing route may answer, in one place.
+#[derive(Debug, utoipa::IntoResponses)]
+#[allow(dead_code)] // only its OpenAPI description is used
+pub enum S3Errors {
+    #[response(status = 400, description = "Invalid input.")]
+    BadRequest(crate::error::ErrorMessage),
+    #[response(
+        status = 401,
+        description = "No valid bearer token (with an auth secret)."
+    )]
+    Unauthorized(crate::error::ErrorMessage),
+    #[response(status = 403, description = "The upload belongs to another subject.")]
+    Forbidden(crate::error::ErrorMessage),
+    #[response(status = 404, description = "S3 is not configured.")]
+    NotConfigured(crate::error::ErrorMessage),
+    #[response(status = 502, description = "The storage service failed.")]
+    Upstream(crate::error::ErrorMessage),
+}
+
 /// `GET /s3/params`: how to send the file to the bucket directly.
 #[derive(Debug, serde::Serialize, serde::Deserialize, ToSchema)]
 pub struct S3Params {

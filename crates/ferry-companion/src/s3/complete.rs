@@ -67,11 +67,7 @@ pub fn parse_parts(body: &Bytes) -> Result<Vec<(u16, String)>, CompanionError> {
     request_body = crate::openapi::S3CompleteBody,
     responses(
         (status = 200, description = "The object.", body = crate::openapi::S3Completed),
-        (status = 400, description = "Invalid input.", body = crate::error::ErrorMessage),
-        (status = 401, description = "No valid bearer token (with an auth secret).", body = crate::error::ErrorMessage),
-        (status = 403, description = "The upload belongs to another subject.", body = crate::error::ErrorMessage),
-        (status = 404, description = "S3 is not configured.", body = crate::error::ErrorMessage),
-        (status = 502, description = "The storage service failed.", body = crate::error::ErrorMessage),
+        crate::openapi::S3Errors,
     ),
     security(("bearerAuth" = [])),
 )]

@@ -76,11 +76,7 @@ struct CreateBody {
     request_body = crate::openapi::S3CreateBody,
     responses(
         (status = 200, description = "The multipart upload.", body = crate::openapi::S3Created),
-        (status = 400, description = "Invalid input.", body = crate::error::ErrorMessage),
-        (status = 401, description = "No valid bearer token (with an auth secret).", body = crate::error::ErrorMessage),
-        (status = 403, description = "The upload belongs to another subject.", body = crate::error::ErrorMessage),
-        (status = 404, description = "S3 is not configured.", body = crate::error::ErrorMessage),
-        (status = 502, description = "The storage service failed.", body = crate::error::ErrorMessage),
+        crate::openapi::S3Errors,
     ),
     security(("bearerAuth" = [])),
 )]
@@ -121,11 +117,7 @@ pub async fn create(
     params(("uploadId" = String, Path, description = "The multipart upload id."), ("key" = String, Query, description = "The object key from `POST /s3/multipart`."),),
     responses(
         (status = 200, description = "The uploaded parts.", body = Vec<PartJson>),
-        (status = 400, description = "Invalid input.", body = crate::error::ErrorMessage),
-        (status = 401, description = "No valid bearer token (with an auth secret).", body = crate::error::ErrorMessage),
-        (status = 403, description = "The upload belongs to another subject.", body = crate::error::ErrorMessage),
-        (status = 404, description = "S3 is not configured.", body = crate::error::ErrorMessage),
-        (status = 502, description = "The storage service failed.", body = crate::error::ErrorMessage),
+        crate::openapi::S3Errors,
     ),
     security(("bearerAuth" = [])),
 )]
@@ -177,11 +169,7 @@ fn sign(state: &S3State, key: &str, upload_id: &str, number: u16) -> String {
     params(("uploadId" = String, Path, description = "The multipart upload id."), ("partNumber" = u16, Path, description = "1 to 10000."), ("key" = String, Query, description = "The object key from `POST /s3/multipart`."),),
     responses(
         (status = 200, description = "A signed PUT URL for the part.", body = crate::openapi::S3SignedPart),
-        (status = 400, description = "Invalid input.", body = crate::error::ErrorMessage),
-        (status = 401, description = "No valid bearer token (with an auth secret).", body = crate::error::ErrorMessage),
-        (status = 403, description = "The upload belongs to another subject.", body = crate::error::ErrorMessage),
-        (status = 404, description = "S3 is not configured.", body = crate::error::ErrorMessage),
-        (status = 502, description = "The storage service failed.", body = crate::error::ErrorMessage),
+        crate::openapi::S3Errors,
     ),
     security(("bearerAuth" = [])),
 )]
@@ -208,11 +196,7 @@ pub async fn sign_part(
     params(("uploadId" = String, Path, description = "The multipart upload id."), ("key" = String, Query, description = "The object key from `POST /s3/multipart`."), ("partNumbers" = String, Query, description = "Comma-separated part numbers.")),
     responses(
         (status = 200, description = "Signed PUT URLs by part number.", body = crate::openapi::S3SignedBatch),
-        (status = 400, description = "Invalid input.", body = crate::error::ErrorMessage),
-        (status = 401, description = "No valid bearer token (with an auth secret).", body = crate::error::ErrorMessage),
-        (status = 403, description = "The upload belongs to another subject.", body = crate::error::ErrorMessage),
-        (status = 404, description = "S3 is not configured.", body = crate::error::ErrorMessage),
-        (status = 502, description = "The storage service failed.", body = crate::error::ErrorMessage),
+        crate::openapi::S3Errors,
     ),
     security(("bearerAuth" = [])),
 )]
@@ -246,11 +230,7 @@ pub async fn sign_batch(
     params(("uploadId" = String, Path, description = "The multipart upload id."), ("key" = String, Query, description = "The object key from `POST /s3/multipart`."),),
     responses(
         (status = 200, description = "Aborted: `{}`.", body = Object),
-        (status = 400, description = "Invalid input.", body = crate::error::ErrorMessage),
-        (status = 401, description = "No valid bearer token (with an auth secret).", body = crate::error::ErrorMessage),
-        (status = 403, description = "The upload belongs to another subject.", body = crate::error::ErrorMessage),
-        (status = 404, description = "S3 is not configured.", body = crate::error::ErrorMessage),
-        (status = 502, description = "The storage service failed.", body = crate::error::ErrorMessage),
+        crate::openapi::S3Errors,
     ),
     security(("bearerAuth" = [])),
 )]

@@ -73,11 +73,7 @@ pub fn metadata_pairs(metadata: Option<&Value>) -> Vec<(String, String)> {
     ),
     responses(
         (status = 200, description = "How to send the file.", body = crate::openapi::S3Params),
-        (status = 400, description = "Invalid input.", body = crate::error::ErrorMessage),
-        (status = 401, description = "No valid bearer token (with an auth secret).", body = crate::error::ErrorMessage),
-        (status = 403, description = "The upload belongs to another subject.", body = crate::error::ErrorMessage),
-        (status = 404, description = "S3 is not configured.", body = crate::error::ErrorMessage),
-        (status = 502, description = "The storage service failed.", body = crate::error::ErrorMessage),
+        crate::openapi::S3Errors,
     ),
     security(("bearerAuth" = [])),
 )]
