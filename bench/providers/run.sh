@@ -31,48 +31,19 @@ if [[ ! -x $FERRY_BIN || ! -x $FERRY_FAKES_BIN ]]; then
 fi
 
 work=$(mktemp -d)
-pids=()
-stop() { # stop the given PIDs (only processes this script started)
-  for pid in "$@"; do
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-}
-cleanup() {
-  # Closing the hold lets the first child (the test services' launcher) stop what it started;
-  # killing it first would orphan them.
-  exec 3>&- 2>/dev/null || true
-  for _ in $(seq 1 100); do
-    kill -0 "${pids[0]}" 2>/dev/null || break
-    sleep 0.1
-  done
-  stop "${pids[@]}"
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$root/bench/support/processes.sh"
+trap 'stop_all; rm -rf "$work"' EXIT
 
 node_() { node --experimental-websocket --no-warnings "$@"; }
-free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
-wait_ready() { # URL
-  for _ in $(seq 1 400); do
-    curl -s -o /dev/null "$1" && return 0
-    sleep 0.05
-  done
-  echo "not ready: $1" >&2
-  return 1
-}
 peak_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 reset_peak() { echo 5 >"/proc/$1/clear_refs"; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 field() { node -e "const d=JSON.parse(require('fs').readFileSync(0,'utf8'));console.log(eval('d.'+process.argv[1]))" "$1"; }
 
 echo "starting the fake Google (${ITEMS}-item folder, ${SMALL} x ${SMALL_KIB} KiB, ${LARGE_MIB} MiB)..."
-# The fakes run until their stdin closes: hold a FIFO open on fd 3.
-mkfifo "$work/hold"
-"$FERRY_FAKES_BIN" --folder-items "$ITEMS" --small-files "$SMALL" --small-size $((SMALL_KIB * 1024)) \
-  --large-size $((LARGE_MIB * 1024 * 1024)) <"$work/hold" >"$work/fakes.json" &
-pids+=($!)
-exec 3>"$work/hold"
+# The fakes run until their stdin closes.
+start_held "$work" "$work/fakes.json" "$FERRY_FAKES_BIN" --folder-items "$ITEMS" --small-files "$SMALL" \
+  --small-size $((SMALL_KIB * 1024)) --large-size $((LARGE_MIB * 1024 * 1024))
 for _ in $(seq 1 1200); do
   [[ -s $work/fakes.json ]] && break
   sleep 0.1

@@ -35,42 +35,13 @@ redis_bin="${REDIS_SERVER_BIN:-redis-server}"
 work="$(mktemp -d /tmp/ferry-bench-scale.XXXXXX)"
 results="$root/bench/results/scale"
 mkdir -p "$results"
-pids=()
-stop() { # stop the given PIDs (only processes this script started)
-  for pid in "$@"; do
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-}
-cleanup() {
-  # Closing the hold lets the first child (the test services' launcher) stop what it started;
-  # killing it first would orphan them.
-  exec 4>&- 2>/dev/null || true
-  for _ in $(seq 1 100); do
-    kill -0 "${pids[0]}" 2>/dev/null || break
-    sleep 0.1
-  done
-  stop "${pids[@]}"
-  rm -rf "$work"
-}
-trap cleanup EXIT
+source "$root/bench/support/processes.sh"
+trap 'stop_all; rm -rf "$work"' EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_ready() { # URL
-  for _ in $(seq 1 400); do
-    curl -sf -o /dev/null "$1" && return 0
-    sleep 0.05
-  done
-  echo "not ready: $1" >&2
-  return 1
-}
 json() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
 echo "starting Garage and Redis..."
-mkfifo "$work/garage.in"
-"$garage_bin" <"$work/garage.in" >"$work/garage.json" &
-pids+=($!)
-exec 4>"$work/garage.in" # Garage runs until this closes
+start_held "$work" "$work/garage.json" "$garage_bin" # Garage runs until its stdin closes
 for _ in $(seq 1 1200); do [[ -s $work/garage.json ]] && break; sleep 0.1; done
 g=$(head -n1 "$work/garage.json")
 s3_args=(--store s3 --s3-force-path-style --s3-endpoint "$(json "$g" endpoint)" --s3-bucket "$(json "$g" bucket)"
@@ -95,6 +66,7 @@ commands() { rcli INFO commandstats | awk -F'[=,:]' '/^cmdstat_/ {n += $3} END {
 run_single() {
   local pid port line
   read -r pid port < <(start_ferry "$work/single.log")
+  pids+=("$pid") # stopped at exit too, should the run fail
   wait_ready "http://127.0.0.1:$port/health"
   line=$("$loadgen" upload "http://127.0.0.1:$port" - "$uploads" "$size")
   stop "$pid"
@@ -108,6 +80,7 @@ run_two() { # NAME REDIS(yes|no) LOADGEN-FLAGS...
   [[ $redis == yes ]] && cluster=(--redis-url "redis://127.0.0.1:$rport/")
   read -r pa porta < <(start_ferry "$work/a.log" "${cluster[@]}")
   read -r pb portb < <(start_ferry "$work/b.log" "${cluster[@]}")
+  pids+=("$pa" "$pb")
   wait_ready "http://127.0.0.1:$porta/health"
   wait_ready "http://127.0.0.1:$portb/health"
   before=$(commands)
