@@ -36,7 +36,8 @@ struct Fleet {
     data: Vec<u8>,
     /// More flags for every instance.
     extra: Vec<String>,
-    _dirs: Vec<tempfile::TempDir>,
+    /// Data directories of the destination and the instances, removed when the test ends.
+    dirs: Vec<tempfile::TempDir>,
 }
 
 /// Redis, the destination, a slow origin serving SIZE random bytes.
@@ -65,7 +66,7 @@ async fn fleet() -> Fleet {
         origin,
         data,
         extra: Vec::new(),
-        _dirs: vec![dir],
+        dirs: vec![dir],
     }
 }
 
@@ -82,7 +83,7 @@ impl Fleet {
             &self.extra,
         )
         .await;
-        self._dirs.push(dir);
+        self.dirs.push(dir);
         ferry
     }
 

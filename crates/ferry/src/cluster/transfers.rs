@@ -69,6 +69,9 @@ impl RedisRegistry {
         let (relay, asks) = mpsc::unbounded_channel();
         let job = Arc::new(Job::relayed(owner, relay));
         apply(&job, *transfer.directives().borrow());
+        // What the record already holds is not written back when the keeper starts watching.
+        job.hints
+            .send_replace(transfer.record().hints.clone().into_iter().collect());
         self.owned()
             .insert(transfer.token().to_owned(), job.clone());
         tokio::spawn(self.clone().keep_owned(transfer, job.clone(), asks));
@@ -311,10 +314,6 @@ impl Registry for RedisRegistry {
 
     fn remove(&self, token: &str) {
         self.owned().remove(token);
-    }
-
-    fn len(&self) -> usize {
-        self.owned().len()
     }
 }
 
