@@ -5,7 +5,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
 import { type Browser, clearSiteData, launchBrowser } from './support/browser.ts';
-import { axeViolations, screenshot, sha256, statusText, storedWithMeta } from './support/dashboard.ts';
+import { axeViolations, engineFile, screenshot, statusText, storedWithMeta } from './support/dashboard.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
 let ferry: RunningFerry;
@@ -21,20 +21,6 @@ afterAll(async () => {
   await browser?.close();
   await ferry?.stop();
 });
-
-/** The bytes of the engine's file `name`, read in the page. */
-async function capturedSha(page: Page, name: string): Promise<{ sha: string; type: string; head: number[] }> {
-  const { b64, type } = await page.evaluate(async (n) => {
-    const file = window.ferry?.getFiles().find((f) => f.name === n);
-    if (!file?.data) throw new Error(`no captured file ${n}`);
-    const buf = new Uint8Array(await file.data.arrayBuffer());
-    let s = '';
-    for (let i = 0; i < buf.length; i += 1) s += String.fromCharCode(buf[i] as number);
-    return { b64: btoa(s), type: file?.type ?? '' };
-  }, name);
-  const bytes = Buffer.from(b64, 'base64');
-  return { sha: sha256(bytes), type, head: [...bytes.subarray(0, 4)] };
-}
 
 /** Opens the camera panel; `mode` picks what a recording holds (pictures need no mode). */
 async function openCamera(page: Page, mode?: string) {
@@ -63,7 +49,7 @@ test('a picture after the countdown and Smile! uploads as cam-{timestamp}.jpg', 
   const stamp = Number(name.slice(4, -4));
   // Countdown (1 s) then 'Smile!' for 1500 ms before the snapshot.
   expect(stamp - before).toBeGreaterThanOrEqual(2400);
-  const captured = await capturedSha(page, name);
+  const captured = await engineFile(page, name);
   expect(captured.type).toBe('image/jpeg');
   expect(captured.head.slice(0, 3)).toEqual([0xff, 0xd8, 0xff]);
 
@@ -87,7 +73,7 @@ test('a short recording uploads as webcam-{timestamp}.webm', async () => {
 
   const name = (await page.locator('.ferry-file-name').textContent()) ?? '';
   expect(name).toMatch(/^webcam-\d+\.webm$/);
-  const captured = await capturedSha(page, name);
+  const captured = await engineFile(page, name);
   expect(captured.type).toBe('video/webm');
   // EBML magic of a WebM/Matroska file.
   expect(captured.head).toEqual([0x1a, 0x45, 0xdf, 0xa3]);
@@ -109,7 +95,7 @@ test('an audio-only recording is webm audio; a recording stops by itself before 
   await expect.poll(() => page.getByTestId('ferry-file').count(), { timeout: 10_000 }).toBe(1);
   const audio = (await page.locator('.ferry-file-name').textContent()) ?? '';
   expect(audio).toMatch(/^webcam-\d+\.webm$/);
-  expect((await capturedSha(page, audio)).type).toBe('audio/webm');
+  expect((await engineFile(page, audio)).type).toBe('audio/webm');
 
   // Video at the fake camera's bitrate passes 40,000 bytes within seconds; nobody presses stop.
   await openCamera(page, 'video-only');

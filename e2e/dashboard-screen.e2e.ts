@@ -6,7 +6,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
 import { type Browser, clearSiteData, launchBrowser } from './support/browser.ts';
-import { axeViolations, sha256, statusText, storedWithMeta } from './support/dashboard.ts';
+import { axeViolations, engineFile, statusText, storedWithMeta } from './support/dashboard.ts';
 import { type RunningFerry, startFerry } from './support/ferry.ts';
 
 let ferry: RunningFerry;
@@ -22,25 +22,6 @@ afterAll(async () => {
   await ferry?.stop();
 });
 
-/** What the page holds for the engine's file `name`: sha256, type, size and image dimensions. */
-async function captured(page: Page, name: string) {
-  const got = await page.evaluate(async (n) => {
-    const file = window.ferry?.getFiles().find((f) => f.name === n);
-    if (!file?.data) throw new Error(`no captured file ${n}`);
-    const buf = new Uint8Array(await file.data.arrayBuffer());
-    let s = '';
-    for (let i = 0; i < buf.length; i += 1) s += String.fromCharCode(buf[i] as number);
-    let size: [number, number] | null = null;
-    if (file.type.startsWith('image/')) {
-      const bitmap = await createImageBitmap(file.data);
-      size = [bitmap.width, bitmap.height];
-    }
-    return { b64: btoa(s), type: file.type, size };
-  }, name);
-  const bytes = Buffer.from(got.b64, 'base64');
-  return { sha: sha256(bytes), type: got.type, dims: got.size, length: bytes.length, head: [...bytes.subarray(0, 4)] };
-}
-
 async function openScreen(page: Page) {
   await page.goto(`${ferry.url}/`);
   await page.getByRole('button', { name: 'Screen' }).click();
@@ -55,7 +36,7 @@ test('a screenshot of the shared screen is a PNG of its size and uploads byte-ex
   await expect.poll(() => page.getByTestId('ferry-file').count(), { timeout: 15_000 }).toBe(1);
   const name = (await page.locator('.ferry-file-name').textContent()) ?? '';
   expect(name).toMatch(/^screenshot-\d+\.png$/);
-  const shot = await captured(page, name);
+  const shot = await engineFile(page, name);
   expect(shot.type).toBe('image/png');
   expect(shot.head).toEqual([0x89, 0x50, 0x4e, 0x47]);
   expect(shot.dims).toEqual([1280, 720]);
@@ -77,7 +58,7 @@ test('a screen recording started and stopped from the panel is a WebM video and 
   await expect.poll(() => page.getByTestId('ferry-file').count(), { timeout: 15_000 }).toBe(1);
   const name = (await page.locator('.ferry-file-name').textContent()) ?? '';
   expect(name).toMatch(/^screen-\d+\.webm$/);
-  const video = await captured(page, name);
+  const video = await engineFile(page, name);
   expect(video.type).toMatch(/^video\/webm/);
   // EBML magic: a WebM file.
   expect(video.head).toEqual([0x1a, 0x45, 0xdf, 0xa3]);

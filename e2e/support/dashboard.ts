@@ -14,6 +14,36 @@ export interface StoredWithMeta {
   size: number;
 }
 
+/** A file the demo page's engine holds (a capture, say), read out of the page. */
+export interface EngineFile {
+  sha: string;
+  type: string;
+  length: number;
+  /** The first four bytes (a format's magic number). */
+  head: number[];
+  /** Width and height, for images. */
+  dims: [number, number] | null;
+}
+
+/** The bytes, type and (for images) dimensions of the engine's file `name`. */
+export async function engineFile(page: Page, name: string): Promise<EngineFile> {
+  const got = await page.evaluate(async (n) => {
+    const file = (window as { ferry?: import('@ferry/core').Ferry }).ferry?.getFiles().find((f) => f.name === n);
+    if (!file?.data) throw new Error(`no file ${n} in the engine`);
+    const buf = new Uint8Array(await file.data.arrayBuffer());
+    let s = '';
+    for (let i = 0; i < buf.length; i += 1) s += String.fromCharCode(buf[i] as number);
+    let dims: [number, number] | null = null;
+    if (file.type.startsWith('image/')) {
+      const bitmap = await createImageBitmap(file.data);
+      dims = [bitmap.width, bitmap.height];
+    }
+    return { b64: btoa(s), type: file.type, dims };
+  }, name);
+  const bytes = Buffer.from(got.b64, 'base64');
+  return { sha: sha256(bytes), type: got.type, length: bytes.length, head: [...bytes.subarray(0, 4)], dims: got.dims };
+}
+
 /** Every stored tus upload with its filename and relativePath metadata. */
 export async function storedWithMeta(dataDir: string): Promise<StoredWithMeta[]> {
   const stored = await storedTusUploads(dataDir);

@@ -28,7 +28,7 @@ pub async fn start(state: &AppState, request: TransferRequest) -> Result<String,
 #[derive(Debug)]
 pub struct Resumed {
     pub token: String,
-    /// Its job here, already owned by this instance's registry.
+    /// Its job here, already owned by this instance's registry (and holding `hints`).
     pub job: Arc<Job>,
     pub spec: TransferSpec,
     /// What the previous owner recorded.
@@ -45,9 +45,6 @@ pub async fn resume(state: AppState, resumed: Resumed) {
         spec,
         hints,
     } = resumed;
-    for (name, value) in &hints {
-        job.remember(name, value);
-    }
     match rebuild(&state, &spec, &hints) {
         Ok(request) => run_job(state, token, job, request).await,
         Err(error) => {
