@@ -31,6 +31,8 @@ const peers = (process.env.PEERS ?? 'ferry,uppy').split(',');
 const ferryArgs = (process.env.FERRY_ARGS ?? '').split(' ').filter(Boolean);
 // A query for Ferry's demo page, for diagnosis only (e.g. `limit=6`, `recoveryMaxCopy=0`).
 const ferryQuery = process.env.FERRY_QUERY ? `?${process.env.FERRY_QUERY}` : '';
+// PROFILE=1: record a CPU profile of the page from click to done (diagnosis; see profile.mjs).
+const profiling = process.env.PROFILE === '1';
 const timeout = 300_000;
 
 /** COUNT files of KIB random KiB on tmpfs, and the sha256 of each by name. */
@@ -133,8 +135,12 @@ async function run(browser, name, files) {
       };
       requestAnimationFrame(frame);
     }, page.done);
+    const profiler = profiling ? await startProfile(browser, tab) : undefined;
+    const metrics = await mainThreadMetrics(browser, tab);
     await page.button(tab).click();
     await tab.waitForFunction('window.__bench.doneAt !== null', undefined, { timeout, polling: 50 });
+    const busy = await metrics.since();
+    if (profiler) await profiler.stop(join(results, `${name}.cpuprofile`));
     const probe = await tab.evaluate(() => window.__bench);
     const stored = await page.stored(server.dataDir);
     const exact = stored.filter((s) => files.digests.get(s.filename) === s.sha256).length;
@@ -143,6 +149,7 @@ async function run(browser, name, files) {
       files: count,
       kib,
       ms: Math.round(probe.doneAt - probe.clickAt),
+      busy,
       requests,
       stored: stored.length,
       exact,
@@ -151,6 +158,70 @@ async function run(browser, name, files) {
     await tab.close();
     await server.stop();
   }
+}
+
+/**
+ * The page's main-thread time from now to `since()`, in ms, from Chromium's own counters: all
+ * tasks, script, style and layout. Less sensitive than wall time to other load on the machine,
+ * it shows where a page's time goes (the main thread is what limits many small uploads).
+ */
+async function mainThreadMetrics(browser, tab) {
+  const cdp = await browser.context.newCDPSession(tab);
+  await cdp.send('Performance.enable');
+  const read = async () => {
+    const { metrics } = await cdp.send('Performance.getMetrics');
+    return Object.fromEntries(metrics.map((m) => [m.name, m.value]));
+  };
+  const before = await read();
+  return {
+    async since() {
+      const after = await read();
+      await cdp.detach();
+      const ms = (name) => Math.round((after[name] - before[name]) * 1000);
+      return {
+        tasks: ms('TaskDuration'),
+        script: ms('ScriptDuration'),
+        style: ms('RecalcStyleDuration'),
+        layout: ms('LayoutDuration'),
+      };
+    },
+  };
+}
+
+/** Starts the page's CPU profiler; `stop` writes the profile and prints its heaviest functions. */
+async function startProfile(browser, tab) {
+  const cdp = await browser.context.newCDPSession(tab);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+  await cdp.send('Profiler.start');
+  return {
+    async stop(path) {
+      const { profile } = await cdp.send('Profiler.stop');
+      await writeFile(path, JSON.stringify(profile));
+      await cdp.detach();
+      for (const line of heaviest(profile, 25)) console.error(line);
+    },
+  };
+}
+
+/** The `top` functions by self time in a CPU profile, as printable lines. */
+function heaviest(profile, top) {
+  const byNode = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    total += dt;
+    const { functionName, url, lineNumber } = byNode.get(id).callFrame;
+    const key = `${functionName || '(anonymous)'} ${url.split('/').pop()}:${lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + dt);
+  });
+  return [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(
+      ([key, us]) => `${(us / 1000).toFixed(1).padStart(8)} ms ${((100 * us) / total).toFixed(1).padStart(5)}%  ${key}`,
+    );
 }
 
 const median = (values) => {

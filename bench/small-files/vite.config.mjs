@@ -12,5 +12,10 @@ export default defineConfig({
   plugins: page === 'ferry' ? [react()] : [],
   logLevel: 'warn',
   resolve: { conditions: ['ferry-source', ...defaultClientConditions] },
-  build: { outDir: resolve(here, '../results/small-files', page), emptyOutDir: true },
+  build: {
+    outDir: resolve(here, '../results/small-files', page),
+    emptyOutDir: true,
+    // BENCH_MINIFY=0 keeps function names readable in a profile (PROFILE=1 in measure.mjs).
+    minify: process.env.BENCH_MINIFY !== '0',
+  },
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { emptyProgress, initialState, reduce } from './reducer.ts';
-import type { FerryFile } from './types.ts';
+import type { FerryFile, FileState } from './types.ts';
 
 function file(id: string, size: number): FerryFile {
   return {
@@ -20,6 +20,40 @@ function file(id: string, size: number): FerryFile {
 }
 
 describe('reduce', () => {
+  test('the counts by state follow every action that moves files, without a walk', () => {
+    const walk = (s: typeof initialState) => {
+      const c: Record<FileState, number> = {
+        waiting: 0,
+        preprocessing: 0,
+        uploading: 0,
+        postprocessing: 0,
+        paused: 0,
+        complete: 0,
+        error: 0,
+      };
+      for (const id of s.fileIds) c[s.files[id]?.state ?? 'waiting'] += 1;
+      return c;
+    };
+    let s = reduce(initialState, { type: 'add', files: ['a', 'b', 'c', 'd'].map((id) => file(id, 10)) });
+    expect(s.counts).toEqual(walk(s));
+    expect(s.counts.waiting).toBe(4);
+    const steps: Parameters<typeof reduce>[1][] = [
+      { type: 'start', ids: ['a', 'b', 'c'], at: 1 },
+      { type: 'pause', ids: ['c', 'd'] },
+      { type: 'success', id: 'a', response: {} },
+      { type: 'error', id: 'b', error: { message: 'no', retryable: true } },
+      { type: 'retry', ids: ['b'] },
+      { type: 'error', id: 'b', error: { message: 'no', retryable: true } },
+      { type: 'remove', ids: ['c', 'zz'] },
+      { type: 'resume', ids: ['d'] },
+    ];
+    for (const step of steps) {
+      s = reduce(s, step);
+      expect(s.counts).toEqual(walk(s));
+    }
+    expect(s.counts).toMatchObject({ complete: 1, error: 1, waiting: 1, paused: 0, uploading: 0 });
+  });
+
   test('adding many files is one new state with every id in order', () => {
     const files = Array.from({ length: 1000 }, (_, i) => file(`f${i}`, 10));
     const next = reduce(initialState, { type: 'add', files });

@@ -128,6 +128,11 @@ export interface FerryState {
   totals: { bytesUploaded: number; bytesTotal: number };
   /** How many files have `sizePending`; `upload()` waits until it is 0. */
   sizesPending: number;
+  /**
+   * How many files are in each state, kept incrementally: a status line reads it in O(1) on
+   * every change instead of walking every file.
+   */
+  counts: Readonly<Record<FileState, number>>;
   /** Informer queue, oldest first. */
   info: readonly InfoMessage[];
   isOffline: boolean;

@@ -1,6 +1,7 @@
 /** Hands a {@link Ferry} instance to the components below, and reads its state with selectors. */
 import type { Ferry, FerryState } from '@ferry/core';
 import { createContext, type ReactNode, useContext, useSyncExternalStore } from 'react';
+import { framedSubscribe } from './changes.ts';
 
 const FerryContext = createContext<Ferry | null>(null);
 
@@ -17,12 +18,13 @@ export function useFerry(): Ferry {
 
 /**
  * A slice of the engine's state. The component re-renders only when the selected value changes
- * (by `Object.is`), so selectors should return stored objects or primitives.
+ * (by `Object.is`), so selectors should return stored objects or primitives. Changes are heard
+ * at most once per frame (see `changes.ts`).
  */
 export function useFerryState<T>(selector: (state: FerryState) => T): T {
   const ferry = useFerry();
   return useSyncExternalStore(
-    ferry.subscribe,
+    framedSubscribe(ferry),
     () => selector(ferry.getState()),
     () => selector(ferry.getState()),
   );

@@ -65,6 +65,12 @@ export interface RecoveryHost {
 const WRITE_BATCH = 500;
 /** States in which a file was moving when the page went away: it resumes on restore. */
 const MOVING = new Set(['uploading', 'preprocessing', 'postprocessing']);
+/**
+ * Longest wait, in ms, before a change of the store is compared with what was last written. The
+ * comparison walks every file, so changes that come together (hundreds of small uploads
+ * finishing one after another) are compared once per window rather than once each.
+ */
+const OBSERVE_DELAY = 50;
 /** Changes written soon (progress waits for the throttle). */
 const soon = (a: FerryFile, b: FerryFile) =>
   a.state !== b.state ||
@@ -92,6 +98,7 @@ export class Recovery {
   readonly #resumeOnRevive = new Set<string>();
   #copies: Promise<void> = Promise.resolve();
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #observeTimer: ReturnType<typeof setTimeout> | undefined;
   #writing: Promise<void> = Promise.resolve();
   #unsubscribe: (() => void) | undefined;
   #snapshot: RecoverySnapshot = { restored: 0, ghosts: [], needPermission: [] };
@@ -132,7 +139,7 @@ export class Recovery {
     if (files.length > 0) this.#host.restore(files);
     // Restored files are as saved; files added before now are new (their bytes get kept).
     this.#seen = Object.fromEntries(files.map((f) => [f.id, f]));
-    this.#unsubscribe = this.#host.subscribe((state) => this.#observe(state));
+    this.#unsubscribe = this.#host.subscribe(() => this.#changed());
     this.#observe(this.#host.getState());
     if (files.length > 0) {
       this.#set({ restored: files.length, ghosts, needPermission });
@@ -195,6 +202,7 @@ export class Recovery {
 
   /** Resolves once every pending write and copy is done (tests; before a deliberate reload). */
   async flush(): Promise<void> {
+    this.#observeNow();
     await this.#copies;
     if (this.#timer !== undefined) {
       clearTimeout(this.#timer);
@@ -212,6 +220,7 @@ export class Recovery {
 
   stop(): void {
     this.#unsubscribe?.();
+    this.#observeNow();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#write();
   }
@@ -356,6 +365,22 @@ export class Recovery {
       this.#records.set(file.id, record);
     }
     return record;
+  }
+
+  /** The store changed: compare it with what was written within {@link OBSERVE_DELAY}. */
+  #changed(): void {
+    this.#observeTimer ??= setTimeout(() => {
+      this.#observeTimer = undefined;
+      this.#observe(this.#host.getState());
+    }, OBSERVE_DELAY);
+  }
+
+  /** Compares now what a change left pending (before a flush or when stopping). */
+  #observeNow(): void {
+    if (this.#observeTimer === undefined) return;
+    clearTimeout(this.#observeTimer);
+    this.#observeTimer = undefined;
+    this.#observe(this.#host.getState());
   }
 
   #schedule(delay: number): void {

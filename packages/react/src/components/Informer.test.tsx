@@ -2,6 +2,7 @@
 import { Ferry } from '@ferry/core';
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { FRAME_MS } from '../changes.ts';
 import { FerryProvider } from '../context.tsx';
 import { ManualUploader } from '../test/manual-uploader.ts';
 import { Informer } from './Informer.tsx';
@@ -40,7 +41,7 @@ test('toasts come from the queue, last their duration, and errors offer details'
   expect(screen.queryByRole('alert')).toBeNull();
 });
 
-test('the dismiss button hides a toast at once', () => {
+test('the dismiss button hides a toast at once', async () => {
   const ferry = new Ferry({ uploader: new ManualUploader() });
   render(
     <FerryProvider ferry={ferry}>
@@ -54,5 +55,7 @@ test('the dismiss button hides a toast at once', () => {
   act(() => {
     fireEvent.click(screen.getByRole('button', { name: 'Dismiss' }));
   });
+  // At once: within the frame that tells components of changes, not after the toast's duration.
+  await act(() => vi.advanceTimersByTimeAsync(FRAME_MS));
   expect(screen.queryByRole('status')).toBeNull();
 });

@@ -2,11 +2,13 @@
 import { Ferry } from '@ferry/core';
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { FRAME_MS } from '../changes.ts';
 import { FerryProvider } from '../context.tsx';
 import { ManualUploader } from '../test/manual-uploader.ts';
 import { overallState, StatusBar } from './StatusBar.tsx';
 
-// Fake timers: the engine's microtasks and zero-delay timers run when the test advances the clock.
+// Fake timers: the engine's microtasks and timers, and the frame that tells components of
+// changes, run when the test advances the clock.
 beforeEach(() => {
   vi.useFakeTimers();
 });
@@ -49,7 +51,7 @@ test('walks waiting → uploading → complete with the matching actions', async
     fireEvent.click(screen.getByRole('button', { name: 'Upload 2 files' }));
     await Promise.resolve();
   });
-  await act(() => vi.advanceTimersByTimeAsync(0));
+  await act(() => vi.advanceTimersByTimeAsync(FRAME_MS));
   expect(uploader.pending).toHaveLength(2);
   expect(screen.getByTestId('ferry-status').textContent).toMatch(/^Uploading: \d+%$/);
   expect(screen.getByRole('button', { name: 'Pause all' })).toBeTruthy();
@@ -57,7 +59,7 @@ test('walks waiting → uploading → complete with the matching actions', async
 
   await act(async () => {
     for (const p of uploader.pending) p.succeed();
-    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(FRAME_MS);
   });
   expect(screen.getByTestId('ferry-status').textContent).toBe('Complete');
   expect(screen.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('100');
@@ -78,12 +80,12 @@ test('a failed upload shows the error state with Retry all', async () => {
   });
   await act(async () => {
     void ferry.upload();
-    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(FRAME_MS);
   });
   expect(uploader.pending).toHaveLength(1);
   await act(async () => {
     uploader.pending[0]?.fail('refused', 403);
-    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(FRAME_MS);
   });
   expect(screen.getByTestId('ferry-status').textContent).toBe('1 file failed to upload');
   expect(screen.getByRole('button', { name: 'Retry all' })).toBeTruthy();

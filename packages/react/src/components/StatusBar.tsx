@@ -19,40 +19,8 @@ export type OverallState =
   | 'complete'
   | 'error';
 
-export interface Counts {
-  waiting: number;
-  preprocessing: number;
-  uploading: number;
-  postprocessing: number;
-  paused: number;
-  complete: number;
-  error: number;
-}
-
-/** Counts by state as one string, so the selector result compares by value. */
-function countKey(s: FerryState): string {
-  const c: Counts = { waiting: 0, preprocessing: 0, uploading: 0, postprocessing: 0, paused: 0, complete: 0, error: 0 };
-  for (const id of s.fileIds) {
-    const state = s.files[id]?.state;
-    if (state) c[state] += 1;
-  }
-  return `${c.waiting}:${c.preprocessing}:${c.uploading}:${c.postprocessing}:${c.paused}:${c.complete}:${c.error}`;
-}
-
-function parse(key: string): Counts {
-  const [waiting, preprocessing, uploading, postprocessing, paused, complete, error] = key
-    .split(':')
-    .map(Number) as number[];
-  return {
-    waiting: waiting ?? 0,
-    preprocessing: preprocessing ?? 0,
-    uploading: uploading ?? 0,
-    postprocessing: postprocessing ?? 0,
-    paused: paused ?? 0,
-    complete: complete ?? 0,
-    error: error ?? 0,
-  };
-}
+/** How many files are in each state (the engine keeps them: `FerryState.counts`). */
+export type Counts = FerryState['counts'];
 
 /** The one state the bar shows for a mix of file states. */
 export function overallState(c: Counts): OverallState {
@@ -77,7 +45,7 @@ export interface StatusBarProps {
 export function StatusBar({ onDone, showErrors = true }: StatusBarProps) {
   const ferry = useFerry();
   const t = useI18n();
-  const counts = parse(useFerryState(countKey));
+  const counts = useFerryState((s) => s.counts);
   const total = useFerryState((s) => s.totalProgress);
   const uploaded = useFerryState((s) => s.totals?.bytesUploaded ?? 0);
   const bytesTotal = useFerryState((s) => s.totals?.bytesTotal ?? 0);
