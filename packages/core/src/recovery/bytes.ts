@@ -3,7 +3,8 @@
  * nothing to keep (the bytes stay where they are, however large); other files up to a size
  * are copied to the Origin Private File System, or into IndexedDB where there is no OPFS; the
  * rest are not kept and come back as ghosts. A failed copy (quota...) is a ghost too, never an
- * error the page sees.
+ * error the page sees. Small files go into IndexedDB, many per transaction: for a file of a few
+ * KiB, creating, writing and closing an OPFS file costs the page more than uploading it.
  */
 import { BLOBS, type RecoveryDb } from './db.ts';
 
@@ -21,6 +22,9 @@ export type BytesKind = 'handle' | 'opfs' | 'idb' | 'none' | 'pending';
 
 /** What reading kept bytes gave: the file, nothing (a ghost), or a handle that needs permission. */
 export type Loaded = { blob: File } | { ghost: true; needsPermission?: boolean };
+
+/** Files up to this size are copied into IndexedDB in batches rather than to OPFS (1 MiB). */
+export const SMALL_COPY_SIZE = 1024 * 1024;
 
 /** Copies are at most this large unless configured (256 MiB). */
 export const DEFAULT_MAX_COPY_SIZE = 256 * 1024 * 1024;
@@ -44,6 +48,8 @@ export class ByteKeeper {
   readonly #dirName: string;
   readonly #maxCopySize: number;
   #dir: Promise<Dir | null> | undefined;
+  /** IndexedDB copies to delete in the next transaction, with its promise. */
+  #idbDrops: { ids: string[]; done: Promise<void> } | undefined;
 
   constructor(scope: string, db: RecoveryDb, options: { maxCopySize?: number; opfs?: boolean } = {}) {
     this.#db = db;
@@ -70,6 +76,28 @@ export class ByteKeeper {
     } catch {
       await this.drop(id, dir ? 'opfs' : 'idb');
       return 'none';
+    }
+  }
+
+  /** Whether `blob` is copied with {@link keepSmall} (small, and no handle to keep instead). */
+  isSmall(blob: Blob, handle: FileHandleLike | undefined): boolean {
+    return !handle && blob.size <= Math.min(SMALL_COPY_SIZE, this.#maxCopySize);
+  }
+
+  /** Copies small files into IndexedDB in one transaction; how each was kept ('none' on failure). */
+  async keepSmall(entries: [string, Blob][]): Promise<BytesKind[]> {
+    try {
+      await this.#db.write(BLOBS, entries);
+      return entries.map(() => 'idb');
+    } catch {
+      await this.#db
+        .write(
+          BLOBS,
+          [],
+          entries.map(([id]) => id),
+        )
+        .catch(() => undefined);
+      return entries.map(() => 'none');
     }
   }
 
@@ -113,10 +141,24 @@ export class ByteKeeper {
   async drop(id: string, kind: BytesKind): Promise<void> {
     try {
       if (kind === 'opfs' || kind === 'pending') await (await this.#opfs())?.removeEntry(id);
-      if (kind === 'idb' || kind === 'pending') await this.#db.write(BLOBS, [], [id]);
     } catch {
       // Already gone.
     }
+    if (kind === 'idb' || kind === 'pending') await this.#dropFromDb(id);
+  }
+
+  /** Deletes an IndexedDB copy; the drops of one task share a transaction. */
+  #dropFromDb(id: string): Promise<void> {
+    if (!this.#idbDrops) {
+      const ids: string[] = [];
+      const done = Promise.resolve().then(() => {
+        this.#idbDrops = undefined;
+        return this.#db.write(BLOBS, [], ids).catch(() => undefined); // already gone
+      });
+      this.#idbDrops = { ids, done };
+    }
+    this.#idbDrops.ids.push(id);
+    return this.#idbDrops.done;
   }
 
   /** How many copies are kept (OPFS entries plus IndexedDB blobs): for tests and diagnostics. */

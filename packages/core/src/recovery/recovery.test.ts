@@ -1,8 +1,10 @@
-import { IDBFactory } from 'fake-indexeddb';
-import { afterEach, describe, expect, test } from 'vitest';
+import { IDBDatabase, IDBFactory } from 'fake-indexeddb';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { Ferry } from '../ferry.ts';
 import type { FerryFile } from '../types.ts';
 import type { UploadContext, Uploader, UploadResult } from '../uploader.ts';
+import { SMALL_COPY_SIZE } from './bytes.ts';
+import { BLOBS } from './db.ts';
 
 interface Call {
   file: FerryFile;
@@ -53,6 +55,10 @@ async function settle(ferry: Ferry) {
 
 const file = (name: string, bytes: number[], lastModified = 1_700_000_000_000) =>
   new File([new Uint8Array(bytes)], name, { type: 'application/octet-stream', lastModified });
+
+/** A file just over the size copied into IndexedDB in batches, filled with `fill`. */
+const big = (name: string, fill: number) =>
+  new File([new Uint8Array(SMALL_COPY_SIZE + 1).fill(fill)], name, { type: 'application/octet-stream' });
 
 async function bytesOf(f: FerryFile | undefined): Promise<number[]> {
   if (!f?.data) return [];
@@ -208,7 +214,8 @@ describe('recovery', () => {
         new Ferry({ uploader: new ManualUploader(), online: offline, recovery: { indexedDB: db, throttle: 5 } });
       const first = make();
       engines.push(first);
-      const id = first.addFile({ data: file('q.bin', [1]) });
+      // Larger than SMALL_COPY_SIZE, so it goes to the (full) OPFS rather than IndexedDB.
+      const id = first.addFile({ data: big('q.bin', 1) });
       await settle(first);
       expect(first.getFile(id as string)?.state).toBe('waiting');
       first.destroy();
@@ -249,7 +256,8 @@ describe('recovery', () => {
       const ferry = new Ferry({ uploader, online: offline, recovery: { indexedDB: db, throttle: 5 } });
       engines.push(ferry);
       await settle(ferry);
-      ferry.addFiles([1, 2, 3, 4].map((n) => ({ data: file(`s${n}.bin`, [n]) })));
+      // Larger than SMALL_COPY_SIZE: each is copied to OPFS on its own.
+      ferry.addFiles([1, 2, 3, 4].map((n) => ({ data: big(`s${n}.bin`, n) })));
       void ferry.upload();
       while (uploader.calls.length < 4) await new Promise((r) => setTimeout(r, 0));
       // Three finish at once; the fourth is still uploading, so the batch's records stay.
@@ -263,6 +271,33 @@ describe('recovery', () => {
       if (before) Object.defineProperty(nav, 'storage', before);
       else delete nav.storage;
       if (!hadNavigator) delete g.navigator;
+    }
+  });
+
+  test('small files are copied into IndexedDB many per transaction, and come back after a reload', async () => {
+    const db = new IDBFactory();
+    const transaction = vi.spyOn(IDBDatabase.prototype, 'transaction');
+    const blobWrites = () =>
+      transaction.mock.calls.filter(([stores, mode]) => String(stores) === BLOBS && mode === 'readwrite').length;
+    try {
+      const first = await page(db);
+      const ids = first.ferry.addFiles(
+        Array.from({ length: 250 }, (_, n) => ({ data: file(`m${n}.bin`, [n % 256, 7], 1_700_000_000_000 + n) })),
+      );
+      await settle(first.ferry);
+      // 250 files, 100 per transaction: 3 writes, not 250.
+      expect(blobWrites()).toBeLessThanOrEqual(3);
+      expect(await first.ferry.recovery?.stored()).toEqual({ records: 250, copies: 250 });
+      first.ferry.destroy();
+      const second = await page(db);
+      // Reading 250 records back takes longer than settle()'s few ticks.
+      for (let i = 0; i < 100 && second.ferry.getFiles().length < 250; i += 1)
+        await new Promise((r) => setTimeout(r, 10));
+      expect(second.ferry.getFiles()).toHaveLength(250);
+      expect(second.ferry.getFiles().some((f) => f.ghost)).toBe(false);
+      expect(await bytesOf(second.ferry.getFile(ids[249] as string))).toEqual([249, 7]);
+    } finally {
+      transaction.mockRestore();
     }
   });
 

@@ -61,6 +61,16 @@ export interface RecoveryHost {
   i18n(key: string, vars?: Record<string, string | number>): string;
 }
 
+/** A file whose bytes wait to be copied, with the record the copy is for. */
+interface CopyJob {
+  id: string;
+  data: Blob;
+  record: SavedRecord;
+}
+
+/** Most small files, and bytes, copied in one IndexedDB transaction. */
+const COPY_BATCH_FILES = 100;
+const COPY_BATCH_BYTES = 16 * 1024 * 1024;
 /** Records written per IndexedDB transaction. */
 const WRITE_BATCH = 500;
 /** States in which a file was moving when the page went away: it resumes on restore. */
@@ -97,6 +107,7 @@ export class Recovery {
   /** Ghosts that were moving when the page went away: re-adding them resumes the upload. */
   readonly #resumeOnRevive = new Set<string>();
   #copies: Promise<void> = Promise.resolve();
+  readonly #toCopy: CopyJob[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #observeTimer: ReturnType<typeof setTimeout> | undefined;
   #writing: Promise<void> = Promise.resolve();
@@ -316,7 +327,7 @@ export class Recovery {
     }
   }
 
-  /** Keeps the bytes of a new (or revived) file, one copy at a time. */
+  /** Keeps the bytes of a new (or revived) file: queued, copied in turn (see {@link #copyQueued}). */
   #copy(file: FerryFile): void {
     const data = file.data;
     if (!data || file.state === 'complete') return;
@@ -324,26 +335,65 @@ export class Recovery {
     record.bytes = 'pending';
     record.lastModified = (data as Partial<File>).lastModified ?? null;
     record.handle = this.#handles.get(data);
-    this.#copies = this.#copies.then(async () => {
-      if (this.#records.get(file.id) !== record) return;
-      // Copies run one at a time, so a small file has often finished uploading before its
-      // turn: a completed file needs no bytes kept, and skipping it spares a write and a delete.
-      if (this.#host.getState().files[file.id]?.state === 'complete') {
-        record.bytes = 'none';
-        this.#dirty.add(file.id);
-        this.#schedule(0);
-        return;
+    this.#toCopy.push({ id: file.id, data, record });
+    // A drain is already queued when the queue was not empty.
+    if (this.#toCopy.length === 1) this.#copies = this.#copies.then(() => this.#copyQueued());
+  }
+
+  /**
+   * Copies run in turn: small files many per transaction, others one at a time. Small files
+   * have often finished uploading before their turn: a completed file needs no bytes kept, and
+   * skipping it spares a write and a delete.
+   */
+  async #copyQueued(): Promise<void> {
+    while (this.#toCopy.length > 0) {
+      const batch = this.#nextCopies().filter((job) => this.#stillWanted(job));
+      const [first] = batch;
+      if (!first) continue;
+      const kinds =
+        batch.length === 1 && !this.#bytes.isSmall(first.data, first.record.handle)
+          ? [await this.#bytes.keep(first.id, first.data, first.record.handle)]
+          : await this.#bytes.keepSmall(batch.map((job) => [job.id, job.data]));
+      await Promise.all(batch.map((job, i) => this.#kept(job, kinds[i] ?? 'none')));
+    }
+  }
+
+  /** The next copies from the queue: consecutive small files together, or one other file. */
+  #nextCopies(): CopyJob[] {
+    let take = 0;
+    let bytes = 0;
+    for (const job of this.#toCopy) {
+      const small = this.#bytes.isSmall(job.data, job.record.handle);
+      if (!small) {
+        if (take === 0) take = 1;
+        break;
       }
-      const kind = await this.#bytes.keep(file.id, data, record.handle);
-      if (this.#records.get(file.id) !== record) return void this.#bytes.drop(file.id, kind);
-      // Completed while copying: the copy is not needed.
-      if (this.#host.getState().files[file.id]?.state === 'complete') {
-        await this.#bytes.drop(file.id, kind);
-        record.bytes = 'none';
-      } else record.bytes = kind;
-      this.#dirty.add(file.id);
-      this.#schedule(0);
-    });
+      if (take === COPY_BATCH_FILES || (take > 0 && bytes + job.data.size > COPY_BATCH_BYTES)) break;
+      bytes += job.data.size;
+      take += 1;
+    }
+    return this.#toCopy.splice(0, take);
+  }
+
+  /** Whether a queued copy is still needed: the file is still there and not completed. */
+  #stillWanted(job: CopyJob): boolean {
+    if (this.#records.get(job.id) !== job.record) return false;
+    if (this.#host.getState().files[job.id]?.state !== 'complete') return true;
+    job.record.bytes = 'none';
+    this.#dirty.add(job.id);
+    this.#schedule(0);
+    return false;
+  }
+
+  /** Records how a copy kept the bytes, or frees them when the file left or completed meanwhile. */
+  async #kept(job: CopyJob, kind: BytesKind): Promise<void> {
+    if (this.#records.get(job.id) !== job.record) return void this.#bytes.drop(job.id, kind);
+    if (this.#host.getState().files[job.id]?.state === 'complete') {
+      await this.#bytes.drop(job.id, kind);
+      job.record.bytes = 'none';
+    } else job.record.bytes = kind;
+    this.#dirty.add(job.id);
+    this.#schedule(0);
   }
 
   #freeBytes(id: string): void {
