@@ -479,16 +479,22 @@ export class Ferry {
         this.#dispatch({ type: 'add', files });
       },
       run: (ids) => void this.#runBatch(ids),
-      revive: (id, data, run) => {
-        const file = this.getFile(id);
-        if (!file) return;
-        this.#index.remove(file);
-        this.#dispatch({ type: 'patch', id, patch: { data, ghost: false } });
-        const revived = this.getFile(id);
-        if (revived) this.#index.add(revived, fileKey(revived));
-        if (!run || revived?.state !== 'paused') return;
-        this.#dispatch({ type: 'resume', ids: [id] });
-        void this.#runBatch([id]);
+      revive: (revivals) => {
+        for (const r of revivals) {
+          const ghost = this.getFile(r.id);
+          if (ghost) this.#index.remove(ghost);
+        }
+        this.#dispatch({ type: 'revive', files: revivals });
+        const resume: string[] = [];
+        for (const r of revivals) {
+          const revived = this.getFile(r.id);
+          if (!revived) continue;
+          this.#index.add(revived, fileKey(revived));
+          if (r.run && revived.state === 'paused') resume.push(r.id);
+        }
+        if (resume.length === 0) return;
+        this.#dispatch({ type: 'resume', ids: resume });
+        void this.#runBatch(resume);
       },
       removeFiles: (ids) => this.removeFiles(ids),
       info: (message, type, duration) => this.info(message, type, duration),

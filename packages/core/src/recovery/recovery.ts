@@ -10,6 +10,7 @@
  * its record stays (so it comes back completed, not sent again) until it leaves the engine or
  * every file has completed, when the upload is over and everything is deleted.
  */
+import type { Revival } from '../reducer.ts';
 import type { FerryFile, FerryState, FileDescriptor, InfoType } from '../types.ts';
 import { ByteKeeper, type BytesKind, type FileHandleLike, type Loaded } from './bytes.ts';
 import { FILES, RecoveryDb } from './db.ts';
@@ -54,11 +55,17 @@ export interface RecoveryHost {
   restore(files: FerryFile[]): void;
   /** Uploads these files (they are `waiting`). */
   run(ids: string[]): void;
-  /** Gives a ghost its bytes back and, when `run`, resumes it. */
-  revive(id: string, data: File, run: boolean): void;
+  /** Gives ghosts their bytes (and size) back in one state change, and resumes those with `run`. */
+  revive(revived: Revived[]): void;
   removeFiles(ids: string[]): void;
   info(message: string, type: InfoType, duration: number): void;
   i18n(key: string, vars?: Record<string, string | number>): string;
+}
+
+/** A ghost's bytes found again (by a re-added file, or through its handle). */
+export interface Revived extends Revival {
+  /** Whether it resumes at once (it was moving or waiting when the page went away). */
+  run: boolean;
 }
 
 /** Records written per IndexedDB transaction. */
@@ -150,11 +157,8 @@ export class Recovery {
     for (const d of descriptors) {
       if (d.data && d.handle) this.#handles.set(d.data, d.handle);
       const match = d.data instanceof File && ghosts.length > 0 ? this.#ghostMatching(d.data) : undefined;
-      if (match && d.data instanceof File) {
-        const run = this.#resumeOnRevive.delete(match);
-        this.#dropGhost(match);
-        this.#host.revive(match, d.data, run);
-      } else rest.push(d);
+      if (match && d.data instanceof File) this.#reviveAll([{ id: match, data: d.data, size: d.data.size }]);
+      else rest.push(d);
     }
     return rest;
   }
@@ -165,11 +169,7 @@ export class Recovery {
       const record = this.#records.get(id);
       if (!record) continue;
       const loaded = await this.#bytes.load(id, record.bytes, identity(record), record.handle, true);
-      if ('blob' in loaded) {
-        const run = this.#resumeOnRevive.delete(id);
-        this.#dropGhost(id);
-        this.#host.revive(id, loaded.blob, run);
-      }
+      if ('blob' in loaded) this.#reviveAll([{ id, data: loaded.blob, size: loaded.blob.size }]);
     }
   }
 
@@ -246,12 +246,17 @@ export class Recovery {
     return undefined;
   }
 
-  #dropGhost(id: string): void {
+  #reviveAll(found: readonly Revival[]): void {
+    this.#dropGhosts(new Set(found.map((f) => f.id)));
+    this.#host.revive(found.map((f) => ({ ...f, run: this.#resumeOnRevive.delete(f.id) })));
+  }
+
+  #dropGhosts(ids: ReadonlySet<string>): void {
     const s = this.#snapshot;
     this.#set({
       ...s,
-      ghosts: s.ghosts.filter((g) => g !== id),
-      needPermission: s.needPermission.filter((g) => g !== id),
+      ghosts: s.ghosts.filter((g) => !ids.has(g)),
+      needPermission: s.needPermission.filter((g) => !ids.has(g)),
     });
   }
 
@@ -276,6 +281,7 @@ export class Recovery {
         this.#copy(file);
       if (file.state === 'complete' && before?.state !== 'complete') this.#freeBytes(id);
     }
+    const gone = new Set<string>();
     for (const id in this.#seen) {
       if (state.files[id]) continue;
       this.#finished.delete(id);
@@ -285,8 +291,9 @@ export class Recovery {
       const record = this.#records.get(id);
       this.#records.delete(id);
       if (record) void this.#bytes.drop(id, record.bytes);
-      if (this.#snapshot.ghosts.includes(id)) this.#dropGhost(id);
+      gone.add(id);
     }
+    if (this.#snapshot.ghosts.some((g) => gone.has(g))) this.#dropGhosts(gone);
     this.#seen = state.files;
     if (this.#records.size > 0 && state.fileIds.every((id) => state.files[id]?.state === 'complete')) {
       this.#forgetFinished(state.fileIds);
