@@ -224,12 +224,25 @@ export class Ferry {
    * of more than `sizing.eagerUpTo` local files (or one added while sizes are still being read)
    * comes in with sizes pending: size restrictions and duplicate checks refuse files later, as
    * the sizes are read, and such files are then removed (`file-removed`, 'restriction-failed').
+   * With recovery, a file that brings a ghost's bytes back revives the ghost instead of being
+   * added (its id is not returned); in a large batch that is decided once its size is read,
+   * and a file that turns out to be another one is added then.
    */
   addFiles(descriptors: Iterable<FileDescriptor>): string[] {
-    // Recovery takes the files that bring a ghost's bytes back (and notes picked handles).
     const all = [...descriptors];
-    const fresh = this.recovery ? this.recovery.claim(all) : all;
-    const deferSizes = this.#sizes.busy || withBytes(fresh) > this.#eagerUpTo;
+    // Decided on the whole batch: recovery must not read sizes either when they are deferred.
+    const deferSizes = this.#defersSizes(all);
+    // Recovery takes the files that may bring a ghost's bytes back (and notes picked handles).
+    return this.#admitFiles(this.recovery ? this.recovery.claim(all, deferSizes) : all, deferSizes);
+  }
+
+  /** Whether a batch comes in with sizes pending (see `sizing.ts`). */
+  #defersSizes(descriptors: readonly FileDescriptor[]): boolean {
+    return this.#sizes.busy || withBytes(descriptors) > this.#eagerUpTo;
+  }
+
+  /** Admits new files (past recovery) in one state change; their ids. */
+  #admitFiles(fresh: FileDescriptor[], deferSizes: boolean): string[] {
     const {
       accepted,
       rejected,
@@ -496,6 +509,8 @@ export class Ferry {
         this.#dispatch({ type: 'resume', ids: resume });
         void this.#runBatch(resume);
       },
+      add: (descriptors) => void this.#admitFiles(descriptors, this.#defersSizes(descriptors)),
+      slicing: this.#options.sizing,
       removeFiles: (ids) => this.removeFiles(ids),
       info: (message, type, duration) => this.info(message, type, duration),
       i18n: this.i18n,
