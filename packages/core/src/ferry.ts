@@ -309,9 +309,11 @@ export class Ferry {
 
   /**
    * Uploads every waiting file; resolves when all have completed or failed. While sizes are
-   * being read it waits for them first (files refused then are not uploaded).
+   * being read it waits for them first (files refused then are not uploaded), and so while
+   * recovery compares re-added files with ghosts (one that is no ghost's is added then).
    */
   async upload(): Promise<UploadSummary> {
+    if (this.recovery?.comparing) await this.recovery.compared();
     if (this.getState().sizesPending > 0 || this.#sizes.busy) await this.#sizes.drained();
     const rejection = checkMinFiles(this.getState().fileIds.length, this.#restrictions, this.i18n);
     if (rejection) {

@@ -425,7 +425,7 @@ describe('recovery of files saved while their sizes were pending', () => {
     expect(calls.map((c) => c.file.id).sort()).toEqual([big, ...batch].sort());
   });
 
-  test("in a large batch, another file of a ghost's name is added as a new file once its size is read", async () => {
+  test("in a large batch, another file of a ghost's name is added as new once its size is read; upload() waits", async () => {
     const db = new IDBFactory();
     const { big, batch } = await leaveWhileSizing(db);
     const sizing = steppedSizing();
@@ -437,6 +437,8 @@ describe('recovery of files saved while their sizes were pending', () => {
     lookups.count = 0;
     expect(second.ferry.addFiles(again.map((data) => ({ data })))).toEqual([]);
     expect(lookups.count).toBe(0);
+    // Upload at once: it waits for the comparisons, so the file that turns out new goes too.
+    void second.ferry.upload();
     await sizing.all();
 
     expect(second.ferry.recovery?.getSnapshot().ghosts).toEqual([big]);
@@ -444,5 +446,9 @@ describe('recovery of files saved while their sizes were pending', () => {
     const added = second.ferry.getFiles().filter((f) => f.id !== big && !batch.includes(f.id));
     expect(added.map((f) => [f.name, f.size, f.data === changed])).toEqual([['big.bin', 5, true]]);
     expect(second.ferry.getFiles()).toHaveLength(152);
+    await settle(second.ferry);
+    const uploading = second.uploader.calls.map((c) => c.file.id);
+    expect(uploading).toContain(added[0]?.id);
+    expect(uploading).not.toContain(big);
   });
 });

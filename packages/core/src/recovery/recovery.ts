@@ -218,6 +218,16 @@ export class Recovery {
     return [...rest, ...this.#reviveMatching(candidates.map(measure))];
   }
 
+  /** Whether re-added files of a large batch are still being compared with the ghosts. */
+  get comparing(): boolean {
+    return this.#comparisons.pending > 0;
+  }
+
+  /** Resolves once every re-added file has been compared (revived, or added as a new file). */
+  compared(): Promise<void> {
+    return this.#comparisons.drained();
+  }
+
   /** Asks again for access to the kept handles (call from a click); revives what it can. */
   async reconnect(): Promise<void> {
     for (const id of this.getSnapshot().needPermission) {
