@@ -224,12 +224,25 @@ export class Ferry {
    * of more than `sizing.eagerUpTo` local files (or one added while sizes are still being read)
    * comes in with sizes pending: size restrictions and duplicate checks refuse files later, as
    * the sizes are read, and such files are then removed (`file-removed`, 'restriction-failed').
+   * With recovery, a file that brings a ghost's bytes back revives the ghost instead of being
+   * added (its id is not returned); in a large batch that is decided once its size is read,
+   * and a file that turns out to be another one is added then.
    */
   addFiles(descriptors: Iterable<FileDescriptor>): string[] {
-    // Recovery takes the files that bring a ghost's bytes back (and notes picked handles).
     const all = [...descriptors];
-    const fresh = this.recovery ? this.recovery.claim(all) : all;
-    const deferSizes = this.#sizes.busy || withBytes(fresh) > this.#eagerUpTo;
+    // Decided on the whole batch: recovery must not read sizes either when they are deferred.
+    const deferSizes = this.#defersSizes(all);
+    // Recovery takes the files that may bring a ghost's bytes back (and notes picked handles).
+    return this.#admitFiles(this.recovery ? this.recovery.claim(all, deferSizes) : all, deferSizes);
+  }
+
+  /** Whether a batch comes in with sizes pending (see `sizing.ts`). */
+  #defersSizes(descriptors: readonly FileDescriptor[]): boolean {
+    return this.#sizes.busy || withBytes(descriptors) > this.#eagerUpTo;
+  }
+
+  /** Admits new files (past recovery) in one state change; their ids. */
+  #admitFiles(fresh: FileDescriptor[], deferSizes: boolean): string[] {
     const {
       accepted,
       rejected,
@@ -296,9 +309,11 @@ export class Ferry {
 
   /**
    * Uploads every waiting file; resolves when all have completed or failed. While sizes are
-   * being read it waits for them first (files refused then are not uploaded).
+   * being read it waits for them first (files refused then are not uploaded), and so while
+   * recovery compares re-added files with ghosts (one that is no ghost's is added then).
    */
   async upload(): Promise<UploadSummary> {
+    if (this.recovery?.comparing) await this.recovery.compared();
     if (this.getState().sizesPending > 0 || this.#sizes.busy) await this.#sizes.drained();
     const rejection = checkMinFiles(this.getState().fileIds.length, this.#restrictions, this.i18n);
     if (rejection) {
@@ -479,17 +494,25 @@ export class Ferry {
         this.#dispatch({ type: 'add', files });
       },
       run: (ids) => void this.#runBatch(ids),
-      revive: (id, data, run) => {
-        const file = this.getFile(id);
-        if (!file) return;
-        this.#index.remove(file);
-        this.#dispatch({ type: 'patch', id, patch: { data, ghost: false } });
-        const revived = this.getFile(id);
-        if (revived) this.#index.add(revived, fileKey(revived));
-        if (!run || revived?.state !== 'paused') return;
-        this.#dispatch({ type: 'resume', ids: [id] });
-        void this.#runBatch([id]);
+      revive: (revivals) => {
+        for (const r of revivals) {
+          const ghost = this.getFile(r.id);
+          if (ghost) this.#index.remove(ghost);
+        }
+        this.#dispatch({ type: 'revive', files: revivals });
+        const resume: string[] = [];
+        for (const r of revivals) {
+          const revived = this.getFile(r.id);
+          if (!revived) continue;
+          this.#index.add(revived, fileKey(revived));
+          if (r.run && revived.state === 'paused') resume.push(r.id);
+        }
+        if (resume.length === 0) return;
+        this.#dispatch({ type: 'resume', ids: resume });
+        void this.#runBatch(resume);
       },
+      add: (descriptors) => void this.#admitFiles(descriptors, this.#defersSizes(descriptors)),
+      slicing: this.#options.sizing,
       removeFiles: (ids) => this.removeFiles(ids),
       info: (message, type, duration) => this.info(message, type, duration),
       i18n: this.i18n,

@@ -137,6 +137,7 @@ export {
   type FilePatch,
   initialState,
   type ProgressUpdate,
+  type Revival,
   reduce,
   type SizeUpdate,
 } from './reducer.ts';

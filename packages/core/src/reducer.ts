@@ -64,6 +64,13 @@ export interface SizeUpdate {
   size: number;
 }
 
+/** A ghost's bytes, found again (see `recovery/recovery.ts`), with their size as read. */
+export interface Revival {
+  id: string;
+  data: Blob;
+  size: number;
+}
+
 export type Action =
   | { type: 'add'; files: FerryFile[] }
   /** One slice of pending sizes: the sizes read, and the files a size check refused. */
@@ -77,6 +84,8 @@ export type Action =
   | { type: 'error'; id: string; error: UploadError }
   | { type: 'retry'; ids: string[] }
   | { type: 'patch'; id: string; patch: FilePatch }
+  /** Ghosts get their bytes back; one saved before its size was read gets that size too. */
+  | { type: 'revive'; files: Revival[] }
   | { type: 'file-meta'; id: string; meta: Record<string, string> }
   | { type: 'data'; id: string; data: Blob; name: string }
   | { type: 'meta'; meta: Record<string, string> }
@@ -227,6 +236,15 @@ export function reduce(state: FerryState, action: Action): FerryState {
       );
     case 'patch':
       return updateMany(state, [action.id], (f) => ({ ...f, ...action.patch }));
+    case 'revive': {
+      const byId = new Map(action.files.map((r) => [r.id, r]));
+      return updateMany(state, [...byId.keys()], (f) => {
+        const r = byId.get(f.id);
+        if (!r) return f;
+        const progress = { ...f.progress, bytesTotal: f.progress.bytesTotal ?? r.size };
+        return { ...f, data: r.data, size: r.size, ghost: false, progress };
+      });
+    }
     case 'data': {
       // New bytes (an edited or compressed image): a fresh upload, meta kept. A name the person
       // typed in the card stays; one that followed the file name follows the new one. The new

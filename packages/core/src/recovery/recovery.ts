@@ -9,7 +9,25 @@
  * (name, size, modification time) is added again. A completed file's bytes are freed at once;
  * its record stays (so it comes back completed, not sent again) until it leaves the engine or
  * every file has completed, when the upload is over and everything is deleted.
+ *
+ * Files added in a large batch have their size pending for a while (`sizing.ts`); one saved
+ * then has no size and no modification time in its record (reading either costs a disk lookup
+ * in Chromium). It is saved all the same rather than held back until sized: after a reload the
+ * list still shows every file that was added, with the meta typed for it, and a ghost says
+ * which ones to add again; a file left out would be missed silently. Such a file never started
+ * uploading (`upload()` waits for sizes), so there is no server offset to protect: when it is
+ * added again, name, type and relative path (when it had one) are enough. A ghost with a size
+ * still needs size and modification time to match, and an exact match wins over a name-only one.
+ *
+ * Comparing reads the re-added file's size, so it follows the batch: a small batch is compared
+ * while adding, as before; in a large one (sizes deferred) the files a ghost may be waiting for
+ * are held back and compared in time slices, as `sizing.ts` reads sizes. Meanwhile the ghosts
+ * stay ghosts (nothing uploads on a guess); a file that turns out to be none of theirs is then
+ * added as a new file.
  */
+import type { Revival } from '../reducer.ts';
+import { DEFAULT_COMMIT_MS } from '../sizing.ts';
+import { SlicedQueue, type SliceOptions } from '../slicer.ts';
 import type { FerryFile, FerryState, FileDescriptor, InfoType } from '../types.ts';
 import { ByteKeeper, type BytesKind, type FileHandleLike, type Loaded } from './bytes.ts';
 import { FILES, RecoveryDb } from './db.ts';
@@ -54,8 +72,12 @@ export interface RecoveryHost {
   restore(files: FerryFile[]): void;
   /** Uploads these files (they are `waiting`). */
   run(ids: string[]): void;
-  /** Gives a ghost its bytes back and, when `run`, resumes it. */
-  revive(id: string, data: File, run: boolean): void;
+  /** Gives ghosts their bytes (and size) back in one state change, and resumes those with `run`. */
+  revive(revived: Revived[]): void;
+  /** Adds files that turned out to be no ghost's, as new files (recovery does not see them again). */
+  add(descriptors: FileDescriptor[]): void;
+  /** How the engine slices size reads (`sizing.ts`); re-added files are compared in the same way. */
+  readonly slicing?: SliceOptions;
   removeFiles(ids: string[]): void;
   info(message: string, type: InfoType, duration: number): void;
   i18n(key: string, vars?: Record<string, string | number>): string;
@@ -71,6 +93,25 @@ interface CopyJob {
 /** Most small files, and bytes, copied in one IndexedDB transaction. */
 const COPY_BATCH_FILES = 100;
 const COPY_BATCH_BYTES = 16 * 1024 * 1024;
+
+/** A ghost's bytes found again (by a re-added file, or through its handle). */
+export interface Revived extends Revival {
+  /** Whether it resumes at once (it was moving or waiting when the page went away). */
+  run: boolean;
+}
+
+/** A re-added file some ghost may be waiting for. */
+interface Candidate {
+  descriptor: FileDescriptor;
+  data: File;
+}
+
+/** A candidate with the size and modification time it is compared on (read: a disk lookup). */
+interface Measured extends Candidate {
+  size: number;
+  lastModified: number;
+}
+
 /** Records written per IndexedDB transaction. */
 const WRITE_BATCH = 500;
 /** States in which a file was moving when the page went away: it resumes on restore. */
@@ -106,6 +147,8 @@ export class Recovery {
   readonly #handles = new WeakMap<Blob, FileHandleLike>();
   /** Ghosts that were moving when the page went away: re-adding them resumes the upload. */
   readonly #resumeOnRevive = new Set<string>();
+  /** Candidates of a large batch, measured and compared in time slices. */
+  readonly #comparisons: SlicedQueue<Candidate, Measured>;
   #copies: Promise<void> = Promise.resolve();
   readonly #toCopy: CopyJob[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -121,6 +164,16 @@ export class Recovery {
     this.#db = new RecoveryDb(host.scope, options.indexedDB);
     this.#bytes = new ByteKeeper(host.scope, this.#db, options);
     this.#throttle = options.throttle ?? 1000;
+    this.#comparisons = new SlicedQueue<Candidate, Measured>(
+      {
+        read: measure,
+        commit: (measured) => {
+          const others = this.#reviveMatching(measured);
+          if (others.length > 0) this.#host.add(others);
+        },
+      },
+      { commitMs: DEFAULT_COMMIT_MS, ...host.slicing },
+    );
   }
 
   /** Reads the records of an earlier page back into the engine, then follows the store. */
@@ -161,20 +214,37 @@ export class Recovery {
     }
   }
 
-  /** Notes the handles of descriptors (File System Access picks) and revives matching ghosts; returns the rest. */
-  claim(descriptors: FileDescriptor[]): FileDescriptor[] {
-    const ghosts = this.getSnapshot().ghosts;
+  /**
+   * Notes the handles of descriptors (File System Access picks) and takes the files a ghost may
+   * be waiting for (same name and type); returns the others, to be added as new files. With
+   * `deferSizes` the taken files are compared later, in time slices (see the module comment);
+   * otherwise now, and those that match no ghost are returned too.
+   */
+  claim(descriptors: FileDescriptor[], deferSizes: boolean): FileDescriptor[] {
+    const ghosts = this.#ghostsByName();
     const rest: FileDescriptor[] = [];
+    const candidates: Candidate[] = [];
     for (const d of descriptors) {
       if (d.data && d.handle) this.#handles.set(d.data, d.handle);
-      const match = d.data instanceof File && ghosts.length > 0 ? this.#ghostMatching(d.data) : undefined;
-      if (match && d.data instanceof File) {
-        const run = this.#resumeOnRevive.delete(match);
-        this.#dropGhost(match);
-        this.#host.revive(match, d.data, run);
-      } else rest.push(d);
+      if (d.data instanceof File && ghosts.has(nameOf(d, d.data))) candidates.push({ descriptor: d, data: d.data });
+      else rest.push(d);
     }
-    return rest;
+    if (candidates.length === 0) return rest;
+    if (deferSizes) {
+      this.#comparisons.push(candidates);
+      return rest;
+    }
+    return [...rest, ...this.#reviveMatching(candidates.map(measure))];
+  }
+
+  /** Whether re-added files of a large batch are still being compared with the ghosts. */
+  get comparing(): boolean {
+    return this.#comparisons.pending > 0;
+  }
+
+  /** Resolves once every re-added file has been compared (revived, or added as a new file). */
+  compared(): Promise<void> {
+    return this.#comparisons.drained();
   }
 
   /** Asks again for access to the kept handles (call from a click); revives what it can. */
@@ -183,11 +253,7 @@ export class Recovery {
       const record = this.#records.get(id);
       if (!record) continue;
       const loaded = await this.#bytes.load(id, record.bytes, identity(record), record.handle, true);
-      if ('blob' in loaded) {
-        const run = this.#resumeOnRevive.delete(id);
-        this.#dropGhost(id);
-        this.#host.revive(id, loaded.blob, run);
-      }
+      if ('blob' in loaded) this.#reviveAll([{ id, data: loaded.blob, size: loaded.blob.size }]);
     }
   }
 
@@ -230,6 +296,7 @@ export class Recovery {
   }
 
   stop(): void {
+    this.#comparisons.stop();
     this.#unsubscribe?.();
     this.#observeNow();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
@@ -251,27 +318,66 @@ export class Recovery {
     return ghost;
   }
 
-  #ghostMatching(file: File): string | undefined {
+  /** Revives the ghosts these files match, in one state change; returns the files that match none. */
+  #reviveMatching(files: readonly Measured[]): FileDescriptor[] {
+    const ghosts = this.#ghostsByName();
+    const found: Revival[] = [];
+    const taken = new Set<string>();
+    const others: FileDescriptor[] = [];
+    for (const file of files) {
+      const id = this.#ghostFor(file, ghosts.get(nameOf(file.descriptor, file.data)) ?? [], taken);
+      if (id === undefined) {
+        others.push(file.descriptor);
+        continue;
+      }
+      taken.add(id);
+      found.push({ id, data: file.data, size: file.size });
+    }
+    if (found.length > 0) this.#reviveAll(found);
+    return others;
+  }
+
+  /**
+   * The ghost among `ids` (ghosts of the file's name and type) that `file` is: the one with its
+   * size and modification time, else one saved before its size was read.
+   */
+  #ghostFor(file: Measured, ids: readonly string[], taken: ReadonlySet<string>): string | undefined {
+    let unsized: string | undefined;
+    for (const id of ids) {
+      const record = this.#records.get(id);
+      if (!record || taken.has(id) || !samePath(record, file.descriptor)) continue;
+      const who = identity(record);
+      if (who.size === null) unsized ??= id;
+      else if (who.size === file.size && (who.lastModified ?? file.lastModified) === file.lastModified) return id;
+    }
+    return unsized;
+  }
+
+  /** The ghosts by name and type; built per batch (O(ghosts)), so no index to keep in step. */
+  #ghostsByName(): Map<string, string[]> {
+    const byName = new Map<string, string[]>();
     for (const id of this.#snapshot.ghosts) {
       const record = this.#records.get(id);
       if (!record) continue;
-      const who = identity(record);
-      if (
-        who.name === file.name &&
-        who.size === file.size &&
-        (who.lastModified ?? file.lastModified) === file.lastModified
-      )
-        return id;
+      const key = nameKey(record.file.name, record.file.type);
+      const same = byName.get(key);
+      if (same) same.push(id);
+      else byName.set(key, [id]);
     }
-    return undefined;
+    return byName;
   }
 
-  #dropGhost(id: string): void {
+  #reviveAll(found: readonly Revival[]): void {
+    this.#dropGhosts(new Set(found.map((f) => f.id)));
+    this.#host.revive(found.map((f) => ({ ...f, run: this.#resumeOnRevive.delete(f.id) })));
+  }
+
+  #dropGhosts(ids: ReadonlySet<string>): void {
     const s = this.#snapshot;
     this.#set({
       ...s,
-      ghosts: s.ghosts.filter((g) => g !== id),
-      needPermission: s.needPermission.filter((g) => g !== id),
+      ghosts: s.ghosts.filter((g) => !ids.has(g)),
+      needPermission: s.needPermission.filter((g) => !ids.has(g)),
     });
   }
 
@@ -296,6 +402,7 @@ export class Recovery {
         this.#copy(file);
       if (file.state === 'complete' && before?.state !== 'complete') this.#freeBytes(id);
     }
+    const gone = new Set<string>();
     for (const id in this.#seen) {
       if (state.files[id]) continue;
       this.#finished.delete(id);
@@ -305,8 +412,9 @@ export class Recovery {
       const record = this.#records.get(id);
       this.#records.delete(id);
       if (record) void this.#bytes.drop(id, record.bytes);
-      if (this.#snapshot.ghosts.includes(id)) this.#dropGhost(id);
+      gone.add(id);
     }
+    if (this.#snapshot.ghosts.some((g) => gone.has(g))) this.#dropGhosts(gone);
     this.#seen = state.files;
     if (this.#records.size > 0 && state.fileIds.every((id) => state.files[id]?.state === 'complete')) {
       this.#forgetFinished(state.fileIds);
@@ -480,6 +588,22 @@ const needsPermissionOf = (file: FerryFile) => permissionNeeded.has(file);
 
 function identity(record: SavedRecord) {
   return { name: record.file.name, type: record.file.type, size: record.file.size, lastModified: record.lastModified };
+}
+
+/** Name and type, as the engine takes them for a new file (`createFile`): reading them costs nothing. */
+function nameOf(d: FileDescriptor, data: File): string {
+  return nameKey(d.name || data.name || 'untitled', d.type || data.type || '');
+}
+
+const nameKey = (name: string, type: string) => `${name}\u0000${type}`;
+
+/** A ghost that came from a folder wants the same relative path; one picked alone, any. */
+const samePath = (record: SavedRecord, d: FileDescriptor) =>
+  record.file.relativePath === undefined || record.file.relativePath === d.relativePath;
+
+/** Reads what a candidate is compared on: in Chromium, a disk lookup (see `sizing.ts`). */
+function measure(candidate: Candidate): Measured {
+  return { ...candidate, size: candidate.data.size, lastModified: candidate.data.lastModified };
 }
 
 function saved(file: FerryFile): SavedFile {
