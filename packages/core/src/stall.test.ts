@@ -34,4 +34,17 @@ describe('StallTimer', () => {
     vi.advanceTimersByTime(60_000);
     expect(other).not.toHaveBeenCalled();
   });
+
+  test('progress is cheap: a thousand reports set no timer, and the stall still comes on time', () => {
+    const onStall = vi.fn();
+    const timer = new StallTimer(30_000, onStall);
+    const setTimer = vi.spyOn(globalThis, 'setTimeout');
+    for (let i = 0; i < 1000; i += 1) timer.progress();
+    expect(setTimer).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(29_999);
+    expect(onStall).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(onStall).toHaveBeenCalledTimes(1);
+    setTimer.mockRestore();
+  });
 });
