@@ -1,10 +1,11 @@
-import { IDBDatabase, IDBFactory } from 'fake-indexeddb';
+import { IDBDatabase, IDBFactory, IDBObjectStore } from 'fake-indexeddb';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { Ferry, type FerryOptions } from '../ferry.ts';
 import type { FerryFile } from '../types.ts';
 import type { UploadContext, Uploader, UploadResult } from '../uploader.ts';
 import { SMALL_COPY_SIZE } from './bytes.ts';
 import { BLOBS } from './db.ts';
+import type { SavedRecord } from './recovery.ts';
 
 interface Call {
   file: FerryFile;
@@ -302,6 +303,47 @@ describe('recovery', () => {
       expect(await bytesOf(second.ferry.getFile(ids[249] as string))).toEqual([249, 7]);
     } finally {
       transaction.mockRestore();
+    }
+  });
+
+  test('a file that starts and finishes within the throttle window is written complete, once', async () => {
+    const db = new IDBFactory();
+    // The states records had when written (a record object is updated in place afterwards).
+    const written: [IDBValidKey | undefined, string][] = [];
+    const original = IDBObjectStore.prototype.put;
+    const put = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (
+      this: IDBObjectStore,
+      value: unknown,
+      key?: IDBValidKey,
+    ) {
+      const state = (value as Partial<SavedRecord>).file?.state;
+      if (state) written.push([key, state]);
+      return original.call(this, value, key);
+    });
+    const states = (id: string) => written.filter(([key]) => key === id).map(([, state]) => state);
+    try {
+      const uploader = new ManualUploader();
+      const ferry = new Ferry({ uploader, online: offline, recovery: { indexedDB: db, opfs: false, throttle: 1000 } });
+      engines.push(ferry);
+      await settle(ferry);
+      const [quick, slow] = ferry.addFiles([{ data: file('q.bin', [1]) }, { data: file('s.bin', [2]) }]);
+      await settle(ferry);
+      void ferry.upload();
+      while (uploader.calls.length < 2) await new Promise((r) => setTimeout(r, 0));
+      // Longer than recovery takes to look at a change, well within the throttle.
+      await new Promise((r) => setTimeout(r, 150));
+      uploader.calls.find((c) => c.file.id === quick)?.resolve({});
+      await settle(ferry);
+      // Written waiting (added, then its bytes copied) and complete: the start in between never
+      // on its own.
+      expect(states(quick as string)).not.toContain('uploading');
+      expect(states(quick as string).at(-1)).toBe('complete');
+      await new Promise((r) => setTimeout(r, 1100));
+      await settle(ferry);
+      // The one still uploading is written with the throttle.
+      expect(states(slow as string).at(-1)).toBe('uploading');
+    } finally {
+      put.mockRestore();
     }
   });
 

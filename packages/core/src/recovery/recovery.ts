@@ -122,9 +122,13 @@ const MOVING = new Set(['uploading', 'preprocessing', 'postprocessing']);
  * finishing one after another) are compared once per window rather than once each.
  */
 const OBSERVE_DELAY = 50;
-/** Changes written soon (progress waits for the throttle). */
+/**
+ * Changes written soon. Progress waits for the throttle, and so does a start (waiting to
+ * uploading): a small file that finishes within the window is written once, complete, rather
+ * than twice. A reload within that window brings such a file back waiting, not resuming.
+ */
 const soon = (a: FerryFile, b: FerryFile) =>
-  a.state !== b.state ||
+  (a.state !== b.state && !(a.state === 'waiting' && b.state === 'uploading')) ||
   a.tus !== b.tus ||
   a.s3Multipart !== b.s3Multipart ||
   a.serverToken !== b.serverToken ||
