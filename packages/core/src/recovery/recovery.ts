@@ -185,13 +185,15 @@ export class Recovery {
       this.#broken = true;
       return;
     }
+    const records = [...saved];
+    const loaded = await this.#loadBytes(records);
     const files: FerryFile[] = [];
     const run: string[] = [];
     const ghosts: string[] = [];
     const needPermission: string[] = [];
-    for (const [id, record] of saved) {
+    for (const [id, record] of records) {
       if (this.#host.getState().files[id]) continue;
-      const file = await this.#revive(id, record);
+      const file = revived(record, loaded.get(id));
       if (file.ghost) ghosts.push(id);
       if (file.ghost && needsPermissionOf(file)) needPermission.push(id);
       if (file.state === 'waiting' && MOVING.has(record.file.state) && !file.ghost) run.push(id);
@@ -212,6 +214,15 @@ export class Recovery {
       this.#host.info(`${message}${extra}`, ghosts.length > 0 ? 'warning' : 'info', 6000);
       if (run.length > 0) this.#host.run(run);
     }
+  }
+
+  /** The kept bytes of the records that need them, by id: read together, not one after another. */
+  async #loadBytes(records: readonly [string, SavedRecord][]): Promise<Map<string, Loaded>> {
+    const wanted = records.filter(([, record]) => needsBytes(record));
+    const loaded = await this.#bytes.loadAll(
+      wanted.map(([id, record]) => ({ id, kind: record.bytes, who: identity(record), handle: record.handle })),
+    );
+    return new Map(wanted.map(([id], i) => [id, loaded[i] ?? { ghost: true }]));
   }
 
   /**
@@ -301,21 +312,6 @@ export class Recovery {
     this.#observeNow();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#write();
-  }
-
-  async #revive(id: string, record: SavedRecord): Promise<FerryFile> {
-    const base: FerryFile = { ...record.file, data: null, isPaused: false };
-    if (record.file.state === 'complete' || record.file.isRemote) {
-      return MOVING.has(base.state) ? { ...base, state: 'waiting' } : base;
-    }
-    const loaded: Loaded = await this.#bytes.load(id, record.bytes, identity(record), record.handle);
-    if ('blob' in loaded) {
-      const state = MOVING.has(base.state) ? 'waiting' : base.state;
-      return { ...base, data: loaded.blob, state, isPaused: state === 'paused' };
-    }
-    const ghost: FerryFile = { ...base, state: 'paused', isPaused: true, ghost: true };
-    if (loaded.needsPermission) permissionNeeded.add(ghost);
-    return ghost;
   }
 
   /** Revives the ghosts these files match, in one state change; returns the files that match none. */
@@ -585,6 +581,25 @@ export class Recovery {
 /** Ghosts whose handle needs permission again (kept off the file record, which is plain data). */
 const permissionNeeded = new WeakSet<FerryFile>();
 const needsPermissionOf = (file: FerryFile) => permissionNeeded.has(file);
+
+/** Whether a record comes back with bytes: not when completed (freed) or remote (the server has them). */
+const needsBytes = (record: SavedRecord) => record.file.state !== 'complete' && !record.file.isRemote;
+
+/**
+ * The file a record comes back as, given its kept bytes (when it needs any): a file that was
+ * moving waits to resume; one whose bytes are gone is a paused ghost.
+ */
+function revived(record: SavedRecord, loaded: Loaded | undefined): FerryFile {
+  const base: FerryFile = { ...record.file, data: null, isPaused: false };
+  if (!needsBytes(record)) return MOVING.has(base.state) ? { ...base, state: 'waiting' } : base;
+  if (loaded && 'blob' in loaded) {
+    const state = MOVING.has(base.state) ? 'waiting' : base.state;
+    return { ...base, data: loaded.blob, state, isPaused: state === 'paused' };
+  }
+  const ghost: FerryFile = { ...base, state: 'paused', isPaused: true, ghost: true };
+  if (loaded?.needsPermission) permissionNeeded.add(ghost);
+  return ghost;
+}
 
 function identity(record: SavedRecord) {
   return { name: record.file.name, type: record.file.type, size: record.file.size, lastModified: record.lastModified };
