@@ -66,7 +66,7 @@ export class RecoveryDb {
   }
 
   /** Writes and deletes in one transaction. */
-  async write(store: string, puts: [string, unknown][], deletes: string[] = []): Promise<void> {
+  async write(store: string, puts: readonly [string, unknown][], deletes: readonly string[] = []): Promise<void> {
     if (puts.length === 0 && deletes.length === 0) return;
     const db = await this.#db;
     const tx = db.transaction(store, 'readwrite');

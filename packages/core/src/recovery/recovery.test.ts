@@ -36,10 +36,11 @@ afterEach(() => {
 /** One page load: an engine over the given IndexedDB (the "browser profile"). */
 async function page(
   db: IDBFactory,
-  options: { id?: string; maxCopySize?: number; sizing?: FerryOptions['sizing'] } = {},
+  options: { id?: string; maxCopySize?: number; sizing?: FerryOptions['sizing']; fresh?: boolean } = {},
 ) {
   const uploader = new ManualUploader();
-  const ferry = new Ferry({
+  const Engine = options.fresh ? await freshFerry() : Ferry;
+  const ferry = new Engine({
     id: options.id,
     uploader,
     online: offline,
@@ -49,6 +50,15 @@ async function page(
   engines.push(ferry);
   await settle(ferry);
   return { ferry, uploader };
+}
+
+/**
+ * The engine as a new page loads it: fresh modules, so file ids start again from a new random
+ * prefix and counter 1, as they do after a real reload.
+ */
+async function freshFerry(): Promise<typeof Ferry> {
+  vi.resetModules();
+  return (await import('../ferry.ts')).Ferry;
 }
 
 /** Lets recovery read the records back (start) and finish its writes. */
@@ -342,6 +352,60 @@ describe('recovery', () => {
     }
   });
 
+  test('restored files come back in the order they were added, across batches, removals and reloads', async () => {
+    const db = new IDBFactory();
+    const first = await page(db, { fresh: true });
+    const remote = { isRemote: true, name: 'r.bin', size: 3, remote: { url: 'http://o/r', body: {} } };
+    const added: string[] = [];
+    // Several batches, a remote file (no bytes to copy) just before one of them, 46 files in all:
+    // in key order, base-36 ids sort apart from the add order (…-10 before …-9, …-1a before …-z).
+    for (let b = 0; b < 3; b += 1) {
+      if (b === 1) added.push(first.ferry.addFile(remote) as string);
+      added.push(...first.ferry.addFiles(names(15).map((n, i) => ({ data: file(`${b}-${n}`, [b, i]) }))));
+      await settle(first.ferry);
+    }
+    const removed = [added[3], added[20], added[44]] as string[];
+    first.ferry.removeFiles(removed);
+    await settle(first.ferry);
+    first.ferry.destroy();
+
+    const kept = added.filter((id) => !removed.includes(id));
+    const second = await page(db, { fresh: true });
+    expect(second.ferry.getFiles().map((f) => f.id)).toEqual(kept);
+    // After the restore: more files, one restored file removed, and another reload.
+    const more = second.ferry.addFiles(names(12).map((n, i) => ({ data: file(`later-${n}`, [i]) })));
+    second.ferry.removeFile(kept[0] as string);
+    await settle(second.ferry);
+    second.ferry.destroy();
+
+    const third = await page(db, { fresh: true });
+    expect(third.ferry.getFiles().map((f) => f.id)).toEqual([...kept.slice(1), ...more]);
+  });
+
+  test('records saved before the add order was kept still restore, oldest first', async () => {
+    const db = new IDBFactory();
+    const first = await page(db, { fresh: true });
+    const old = first.ferry.addFiles(names(40).map((n, i) => ({ data: file(n, [i]) })));
+    await settle(first.ferry);
+    first.ferry.destroy();
+    await rewrite(db, 'files', (record) => {
+      const { order: _order, ...older } = record as { order?: number };
+      return older;
+    });
+
+    const second = await page(db, { fresh: true });
+    expect(second.ferry.getFiles().map((f) => f.id)).toEqual(old);
+    expect(second.ferry.getFiles().every((f) => !f.ghost && f.data !== null)).toBe(true);
+    // One of them is written again (its meta changed): it keeps its place among the others.
+    second.ferry.setFileMeta(old[25] as string, { caption: 'changed after the update' });
+    const more = second.ferry.addFiles(names(5).map((n, i) => ({ data: file(`new-${n}`, [i]) })));
+    await settle(second.ferry);
+    second.ferry.destroy();
+
+    const third = await page(db, { fresh: true });
+    expect(third.ferry.getFiles().map((f) => f.id)).toEqual([...old, ...more]);
+  });
+
   test('a remote file keeps its companion token and reattaches after a reload', async () => {
     const db = new IDBFactory();
     const first = await page(db);
@@ -486,9 +550,8 @@ describe('recovery of files saved while their sizes were pending', () => {
     expect(left).toBeLessThan(151);
     await sizing.all();
     expect(second.ferry.recovery?.getSnapshot().ghosts).toEqual([]);
-    // The same files, no other (restored files come back in the order of their ids as keys).
-    const ids = second.ferry.getFiles().map((f) => f.id);
-    expect(ids.sort()).toEqual([big, ...batch].sort());
+    // The same files, no other, in the order they were added before the reload.
+    expect(second.ferry.getFiles().map((f) => f.id)).toEqual([big, ...batch]);
     expect(second.ferry.getFiles().every((f) => !f.ghost && f.data !== null && f.size !== null)).toBe(true);
     await settle(second.ferry);
     // The started file resumes from its upload URL; the others start, each as itself.
