@@ -37,6 +37,14 @@ export interface Identity {
   lastModified: number | null;
 }
 
+/** One file whose kept bytes {@link ByteKeeper.loadAll} reads. */
+export interface KeptBytes {
+  id: string;
+  kind: BytesKind;
+  who: Identity;
+  handle: FileHandleLike | undefined;
+}
+
 interface Dir {
   getFileHandle(name: string, options?: { create?: boolean }): Promise<FileSystemFileHandle>;
   removeEntry(name: string): Promise<void>;
@@ -101,6 +109,21 @@ export class ByteKeeper {
     }
   }
 
+  /**
+   * The kept bytes of many files, in their order: the IndexedDB copies in one transaction, the
+   * others (OPFS, handles) side by side, so no file waits for another's read.
+   */
+  async loadAll(files: readonly KeptBytes[]): Promise<Loaded[]> {
+    const inDb = files.filter((f) => f.kind === 'idb');
+    const ids = inDb.map((f) => f.id);
+    // Unreadable (a closed database...): every copy is a ghost, as a missing one is.
+    const copies = await this.#db.getMany<Blob>(BLOBS, ids).catch(() => []);
+    const byId = new Map(inDb.map((f, i) => [f.id, copies[i]]));
+    return Promise.all(
+      files.map((f) => (f.kind === 'idb' ? asFile(byId.get(f.id), f.who) : this.load(f.id, f.kind, f.who, f.handle))),
+    );
+  }
+
   /** The kept bytes of `id` as a File named like the record, or a ghost when they are gone or changed. */
   async load(
     id: string,
@@ -127,11 +150,7 @@ export class ByteKeeper {
       } else if (kind === 'idb') {
         blob = await this.#db.get<Blob>(BLOBS, id);
       }
-      if (!blob || blob.size !== who.size) return { ghost: true };
-      // A File over the kept blob (no copy), with the original name, type and time.
-      const options: FilePropertyBag = { type: who.type };
-      if (who.lastModified !== null) options.lastModified = who.lastModified;
-      return { blob: new File([blob], who.name, options) };
+      return asFile(blob, who);
     } catch {
       return { ghost: true };
     }
@@ -180,4 +199,13 @@ export class ByteKeeper {
     })();
     return this.#dir;
   }
+}
+
+/** A kept copy as a File named like its record; a ghost when it is gone or no longer the record's size. */
+function asFile(blob: Blob | undefined, who: Identity): Loaded {
+  if (!blob || blob.size !== who.size) return { ghost: true };
+  // A File over the kept blob (no copy), with the original name, type and time.
+  const options: FilePropertyBag = { type: who.type };
+  if (who.lastModified !== null) options.lastModified = who.lastModified;
+  return { blob: new File([blob], who.name, options) };
 }

@@ -4,7 +4,7 @@ import { Ferry, type FerryOptions } from '../ferry.ts';
 import type { FerryFile } from '../types.ts';
 import type { UploadContext, Uploader, UploadResult } from '../uploader.ts';
 import { SMALL_COPY_SIZE } from './bytes.ts';
-import { BLOBS } from './db.ts';
+import { BLOBS, dbName } from './db.ts';
 import type { SavedRecord } from './recovery.ts';
 
 interface Call {
@@ -37,10 +37,11 @@ afterEach(() => {
 /** One page load: an engine over the given IndexedDB (the "browser profile"). */
 async function page(
   db: IDBFactory,
-  options: { id?: string; maxCopySize?: number; sizing?: FerryOptions['sizing'] } = {},
+  options: { id?: string; maxCopySize?: number; sizing?: FerryOptions['sizing']; fresh?: boolean } = {},
 ) {
   const uploader = new ManualUploader();
-  const ferry = new Ferry({
+  const Engine = options.fresh ? await freshFerry() : Ferry;
+  const ferry = new Engine({
     id: options.id,
     uploader,
     online: offline,
@@ -50,6 +51,15 @@ async function page(
   engines.push(ferry);
   await settle(ferry);
   return { ferry, uploader };
+}
+
+/**
+ * The engine as a new page loads it: fresh modules, so file ids start again from a new random
+ * prefix and counter 1, as they do after a real reload.
+ */
+async function freshFerry(): Promise<typeof Ferry> {
+  vi.resetModules();
+  return (await import('../ferry.ts')).Ferry;
 }
 
 /** Lets recovery read the records back (start) and finish its writes. */
@@ -64,6 +74,33 @@ const file = (name: string, bytes: number[], lastModified = 1_700_000_000_000) =
 /** A file just over the size copied into IndexedDB in batches, filled with `fill`. */
 const big = (name: string, fill: number) =>
   new File([new Uint8Array(SMALL_COPY_SIZE + 1).fill(fill)], name, { type: 'application/octet-stream' });
+
+/**
+ * Rewrites the values of a store of the default engine's database (undefined deletes one), as
+ * another version of Ferry, or the browser, might have left them.
+ */
+async function rewrite(db: IDBFactory, store: string, change: (value: unknown, key: string) => unknown): Promise<void> {
+  const open = db.open(dbName('ferry'));
+  const conn = await new Promise<IDBDatabase>((ok, fail) => {
+    open.onsuccess = () => ok(open.result);
+    open.onerror = () => fail(open.error);
+  });
+  const tx = conn.transaction(store, 'readwrite');
+  const cursor = tx.objectStore(store).openCursor();
+  cursor.onsuccess = () => {
+    const at = cursor.result;
+    if (!at) return;
+    const next = change(at.value, String(at.key));
+    if (next === undefined) at.delete();
+    else at.update(next);
+    at.continue();
+  };
+  await new Promise((ok, fail) => {
+    tx.oncomplete = ok;
+    tx.onerror = () => fail(tx.error);
+  });
+  conn.close();
+}
 
 async function bytesOf(f: FerryFile | undefined): Promise<number[]> {
   if (!f?.data) return [];
@@ -279,11 +316,13 @@ describe('recovery', () => {
     }
   });
 
-  test('small files are copied into IndexedDB many per transaction, and come back after a reload', async () => {
+  test('small files are copied into and read back from IndexedDB many per transaction', async () => {
     const db = new IDBFactory();
     const transaction = vi.spyOn(IDBDatabase.prototype, 'transaction');
     const blobWrites = () =>
       transaction.mock.calls.filter(([stores, mode]) => String(stores) === BLOBS && mode === 'readwrite').length;
+    const blobReads = () =>
+      transaction.mock.calls.filter(([stores, mode]) => String(stores) === BLOBS && mode !== 'readwrite').length;
     try {
       const first = await page(db);
       const ids = first.ferry.addFiles(
@@ -294,12 +333,20 @@ describe('recovery', () => {
       expect(blobWrites()).toBeLessThanOrEqual(3);
       expect(await first.ferry.recovery?.stored()).toEqual({ records: 250, copies: 250 });
       first.ferry.destroy();
+      // Meanwhile one copy went missing and another changed size: both come back as ghosts.
+      const [gone, changed] = [ids[10], ids[200]] as string[];
+      await rewrite(db, BLOBS, (blob, key) => (key === gone ? undefined : key === changed ? new Blob([]) : blob));
+      transaction.mockClear();
       const second = await page(db);
       // Reading 250 records back takes longer than settle()'s few ticks.
       for (let i = 0; i < 100 && second.ferry.getFiles().length < 250; i += 1)
         await new Promise((r) => setTimeout(r, 10));
       expect(second.ferry.getFiles()).toHaveLength(250);
-      expect(second.ferry.getFiles().some((f) => f.ghost)).toBe(false);
+      // The copies are read a few transactions at a time, not one per file.
+      expect(blobReads()).toBeLessThanOrEqual(3);
+      const shownAsGhosts = second.ferry.getFiles().filter((f) => f.ghost);
+      expect(new Set(shownAsGhosts.map((f) => f.id))).toEqual(new Set([gone, changed]));
+      expect(new Set(second.ferry.recovery?.getSnapshot().ghosts)).toEqual(new Set([gone, changed]));
       expect(await bytesOf(second.ferry.getFile(ids[249] as string))).toEqual([249, 7]);
     } finally {
       transaction.mockRestore();
@@ -345,6 +392,60 @@ describe('recovery', () => {
     } finally {
       put.mockRestore();
     }
+  });
+
+  test('restored files come back in the order they were added, across batches, removals and reloads', async () => {
+    const db = new IDBFactory();
+    const first = await page(db, { fresh: true });
+    const remote = { isRemote: true, name: 'r.bin', size: 3, remote: { url: 'http://o/r', body: {} } };
+    const added: string[] = [];
+    // Several batches, a remote file (no bytes to copy) just before one of them, 46 files in all:
+    // in key order, base-36 ids sort apart from the add order (…-10 before …-9, …-1a before …-z).
+    for (let b = 0; b < 3; b += 1) {
+      if (b === 1) added.push(first.ferry.addFile(remote) as string);
+      added.push(...first.ferry.addFiles(names(15).map((n, i) => ({ data: file(`${b}-${n}`, [b, i]) }))));
+      await settle(first.ferry);
+    }
+    const removed = [added[3], added[20], added[44]] as string[];
+    first.ferry.removeFiles(removed);
+    await settle(first.ferry);
+    first.ferry.destroy();
+
+    const kept = added.filter((id) => !removed.includes(id));
+    const second = await page(db, { fresh: true });
+    expect(second.ferry.getFiles().map((f) => f.id)).toEqual(kept);
+    // After the restore: more files, one restored file removed, and another reload.
+    const more = second.ferry.addFiles(names(12).map((n, i) => ({ data: file(`later-${n}`, [i]) })));
+    second.ferry.removeFile(kept[0] as string);
+    await settle(second.ferry);
+    second.ferry.destroy();
+
+    const third = await page(db, { fresh: true });
+    expect(third.ferry.getFiles().map((f) => f.id)).toEqual([...kept.slice(1), ...more]);
+  });
+
+  test('records saved before the add order was kept still restore, oldest first', async () => {
+    const db = new IDBFactory();
+    const first = await page(db, { fresh: true });
+    const old = first.ferry.addFiles(names(40).map((n, i) => ({ data: file(n, [i]) })));
+    await settle(first.ferry);
+    first.ferry.destroy();
+    await rewrite(db, 'files', (record) => {
+      const { order: _order, ...older } = record as { order?: number };
+      return older;
+    });
+
+    const second = await page(db, { fresh: true });
+    expect(second.ferry.getFiles().map((f) => f.id)).toEqual(old);
+    expect(second.ferry.getFiles().every((f) => !f.ghost && f.data !== null)).toBe(true);
+    // One of them is written again (its meta changed): it keeps its place among the others.
+    second.ferry.setFileMeta(old[25] as string, { caption: 'changed after the update' });
+    const more = second.ferry.addFiles(names(5).map((n, i) => ({ data: file(`new-${n}`, [i]) })));
+    await settle(second.ferry);
+    second.ferry.destroy();
+
+    const third = await page(db, { fresh: true });
+    expect(third.ferry.getFiles().map((f) => f.id)).toEqual([...old, ...more]);
   });
 
   test('a remote file keeps its companion token and reattaches after a reload', async () => {
@@ -491,9 +592,8 @@ describe('recovery of files saved while their sizes were pending', () => {
     expect(left).toBeLessThan(151);
     await sizing.all();
     expect(second.ferry.recovery?.getSnapshot().ghosts).toEqual([]);
-    // The same files, no other (restored files come back in the order of their ids as keys).
-    const ids = second.ferry.getFiles().map((f) => f.id);
-    expect(ids.sort()).toEqual([big, ...batch].sort());
+    // The same files, no other, in the order they were added before the reload.
+    expect(second.ferry.getFiles().map((f) => f.id)).toEqual([big, ...batch]);
     expect(second.ferry.getFiles().every((f) => !f.ghost && f.data !== null && f.size !== null)).toBe(true);
     await settle(second.ferry);
     // The started file resumes from its upload URL; the others start, each as itself.

@@ -8,7 +8,8 @@
  * reattaching to their socket); the others come back as ghosts that resume when the same file
  * (name, size, modification time) is added again. A completed file's bytes are freed at once;
  * its record stays (so it comes back completed, not sent again) until it leaves the engine or
- * every file has completed, when the upload is over and everything is deleted.
+ * every file has completed, when the upload is over and everything is deleted. Each record
+ * keeps its file's place in the add order, so the list comes back as the person built it.
  *
  * Files added in a large batch have their size pending for a while (`sizing.ts`); one saved
  * then has no size and no modification time in its record (reading either costs a disk lookup
@@ -54,6 +55,11 @@ export interface SavedRecord {
   lastModified: number | null;
   bytes: BytesKind;
   handle?: FileHandleLike;
+  /**
+   * Where the file stands in the add order: increasing, never reused, so a record needs no
+   * rewrite when others are removed or added. Absent in records of versions before it.
+   */
+  order?: number;
 }
 
 /** What the UI shows about a recovery: how many came back, which are ghosts, which need access. */
@@ -160,6 +166,8 @@ export class Recovery {
   #writing: Promise<void> = Promise.resolve();
   #unsubscribe: (() => void) | undefined;
   #snapshot: RecoverySnapshot = { restored: 0, ghosts: [], needPermission: [] };
+  /** The add order the next new record takes: after every restored one. */
+  #nextOrder = 0;
   readonly #listeners = new Set<() => void>();
   #broken = false;
 
@@ -189,13 +197,15 @@ export class Recovery {
       this.#broken = true;
       return;
     }
+    const records = this.#inAddOrder(saved);
+    const loaded = await this.#loadBytes(records);
     const files: FerryFile[] = [];
     const run: string[] = [];
     const ghosts: string[] = [];
     const needPermission: string[] = [];
-    for (const [id, record] of saved) {
+    for (const [id, record] of records) {
       if (this.#host.getState().files[id]) continue;
-      const file = await this.#revive(id, record);
+      const file = revived(record, loaded.get(id));
       if (file.ghost) ghosts.push(id);
       if (file.ghost && needsPermissionOf(file)) needPermission.push(id);
       if (file.state === 'waiting' && MOVING.has(record.file.state) && !file.ghost) run.push(id);
@@ -216,6 +226,33 @@ export class Recovery {
       this.#host.info(`${message}${extra}`, ghosts.length > 0 ? 'warning' : 'info', 6000);
       if (run.length > 0) this.#host.run(run);
     }
+  }
+
+  /**
+   * The saved records in the order their files were added (IndexedDB gives them in key order,
+   * and base-36 ids do not sort as they count). Records of an earlier version, which have no
+   * order, come first (they were saved before any that have one) and are given one, so that
+   * they keep their place whichever of them are rewritten later.
+   */
+  #inAddOrder(saved: ReadonlyMap<string, SavedRecord>): [string, SavedRecord][] {
+    const records = [...saved].sort(byAddOrder);
+    const unordered = records.filter(([, record]) => record.order === undefined);
+    unordered.forEach(([, record], i) => {
+      record.order = i - unordered.length;
+    });
+    const last = records.at(-1)?.[1].order;
+    this.#nextOrder = last === undefined ? 0 : Math.max(last + 1, 0);
+    if (unordered.length > 0) this.#put(unordered);
+    return records;
+  }
+
+  /** The kept bytes of the records that need them, by id: read together, not one after another. */
+  async #loadBytes(records: readonly [string, SavedRecord][]): Promise<Map<string, Loaded>> {
+    const wanted = records.filter(([, record]) => needsBytes(record));
+    const loaded = await this.#bytes.loadAll(
+      wanted.map(([id, record]) => ({ id, kind: record.bytes, who: identity(record), handle: record.handle })),
+    );
+    return new Map(wanted.map(([id], i) => [id, loaded[i] ?? { ghost: true }]));
   }
 
   /**
@@ -307,21 +344,6 @@ export class Recovery {
     this.#write();
   }
 
-  async #revive(id: string, record: SavedRecord): Promise<FerryFile> {
-    const base: FerryFile = { ...record.file, data: null, isPaused: false };
-    if (record.file.state === 'complete' || record.file.isRemote) {
-      return MOVING.has(base.state) ? { ...base, state: 'waiting' } : base;
-    }
-    const loaded: Loaded = await this.#bytes.load(id, record.bytes, identity(record), record.handle);
-    if ('blob' in loaded) {
-      const state = MOVING.has(base.state) ? 'waiting' : base.state;
-      return { ...base, data: loaded.blob, state, isPaused: state === 'paused' };
-    }
-    const ghost: FerryFile = { ...base, state: 'paused', isPaused: true, ghost: true };
-    if (loaded.needsPermission) permissionNeeded.add(ghost);
-    return ghost;
-  }
-
   /** Revives the ghosts these files match, in one state change; returns the files that match none. */
   #reviveMatching(files: readonly Measured[]): FileDescriptor[] {
     const ghosts = this.#ghostsByName();
@@ -399,6 +421,8 @@ export class Recovery {
       const before = this.#seen[id];
       if (!file || file === before || this.#finished.has(id)) continue;
       this.#dirty.add(id);
+      // The record is made here, in the store's order, so its add order is the file's.
+      if (!before) this.#recordOf(file);
       if (!before || soon(before, file)) urgent = true;
       // A file whose size is pending waits: copying reads its size and modification time, which
       // Chromium looks up on disk synchronously (see sizing.ts); it is copied once sized.
@@ -523,6 +547,7 @@ export class Recovery {
         file: saved(file),
         lastModified: file.sizePending ? null : ((file.data as Partial<File> | null)?.lastModified ?? null),
         bytes: 'none',
+        order: this.#nextOrder++,
       };
       this.#records.set(file.id, record);
     }
@@ -572,6 +597,11 @@ export class Recovery {
     const deletes = [...this.#deleted];
     this.#dirty.clear();
     this.#deleted.clear();
+    this.#put(puts, deletes);
+  }
+
+  /** Queues records to write and ids to delete after the writes before them. */
+  #put(puts: readonly [string, unknown][], deletes: readonly string[] = []): void {
     // In transactions of WRITE_BATCH records, one after the other: cloning 10,000 records in
     // one go would hold the main thread for one long task.
     for (let i = 0; i < Math.max(puts.length, 1); i += WRITE_BATCH) {
@@ -589,6 +619,50 @@ export class Recovery {
 /** Ghosts whose handle needs permission again (kept off the file record, which is plain data). */
 const permissionNeeded = new WeakSet<FerryFile>();
 const needsPermissionOf = (file: FerryFile) => permissionNeeded.has(file);
+
+/**
+ * Add order of two saved records: by `order`; records without one (an earlier version's) first,
+ * by id. Ids of one page are `<prefix>-<counter>` with the counter in base 36, so a shorter
+ * counter is a smaller one; pages (prefixes) have no order to recover, they only stay together.
+ */
+function byAddOrder([a, ra]: [string, SavedRecord], [b, rb]: [string, SavedRecord]): number {
+  const oa = ra.order ?? Number.NEGATIVE_INFINITY;
+  const ob = rb.order ?? Number.NEGATIVE_INFINITY;
+  if (oa !== ob) return oa < ob ? -1 : 1;
+  return idCounterOrder(a, b);
+}
+
+/** Two ids in the order one page made them (see {@link byAddOrder}). */
+function idCounterOrder(a: string, b: string): number {
+  const cut = (id: string) => {
+    const dash = id.lastIndexOf('-');
+    return [id.slice(0, dash + 1), id.slice(dash + 1)] as const;
+  };
+  const [pa, ca] = cut(a);
+  const [pb, cb] = cut(b);
+  if (pa !== pb) return pa < pb ? -1 : 1;
+  if (ca.length !== cb.length) return ca.length - cb.length;
+  return ca < cb ? -1 : ca > cb ? 1 : 0;
+}
+
+/** Whether a record comes back with bytes: not when completed (freed) or remote (the server has them). */
+const needsBytes = (record: SavedRecord) => record.file.state !== 'complete' && !record.file.isRemote;
+
+/**
+ * The file a record comes back as, given its kept bytes (when it needs any): a file that was
+ * moving waits to resume; one whose bytes are gone is a paused ghost.
+ */
+function revived(record: SavedRecord, loaded: Loaded | undefined): FerryFile {
+  const base: FerryFile = { ...record.file, data: null, isPaused: false };
+  if (!needsBytes(record)) return MOVING.has(base.state) ? { ...base, state: 'waiting' } : base;
+  if (loaded && 'blob' in loaded) {
+    const state = MOVING.has(base.state) ? 'waiting' : base.state;
+    return { ...base, data: loaded.blob, state, isPaused: state === 'paused' };
+  }
+  const ghost: FerryFile = { ...base, state: 'paused', isPaused: true, ghost: true };
+  if (loaded?.needsPermission) permissionNeeded.add(ghost);
+  return ghost;
+}
 
 function identity(record: SavedRecord) {
   return { name: record.file.name, type: record.file.type, size: record.file.size, lastModified: record.lastModified };
