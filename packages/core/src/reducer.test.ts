@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { emptyProgress, initialState, reduce } from './reducer.ts';
-import type { FerryFile } from './types.ts';
+import { type Action, emptyProgress, initialState, noCounts, reduce } from './reducer.ts';
+import type { FerryFile, FerryState } from './types.ts';
 
 function file(id: string, size: number): FerryFile {
   return {
@@ -113,6 +113,36 @@ describe('reduce', () => {
     s = reduce(s, { type: 'error', id: 'b', error: { message: 'x', retryable: true } });
     expect(reduce(s, { type: 'pause', ids: ['a', 'b'] })).toBe(s);
     expect(reduce(s, { type: 'postprocess', ids: ['a', 'b'] })).toBe(s);
+  });
+
+  test('counts of files per state follow every change without walking the files', () => {
+    const walk = (st: FerryState) => {
+      const c: Record<string, number> = { ...noCounts };
+      for (const id of st.fileIds) {
+        const state = st.files[id]?.state ?? 'waiting';
+        c[state] = (c[state] ?? 0) + 1;
+      }
+      return c;
+    };
+    const changes: Action[] = [
+      { type: 'add', files: [file('a', 1), file('b', 1), file('c', 1), file('d', 1)] },
+      { type: 'start', ids: ['a', 'b', 'c'], at: 1 },
+      { type: 'pause', ids: ['c'] },
+      { type: 'success', id: 'a', response: {} },
+      { type: 'error', id: 'b', error: { message: 'x', retryable: true } },
+      { type: 'postprocess', ids: ['a'] },
+      { type: 'preprocess', ids: ['d'] },
+      { type: 'remove', ids: ['c'] },
+      { type: 'retry', ids: ['b'] },
+      { type: 'patch', id: 'd', patch: { preview: 'x' } },
+    ];
+    let s = initialState;
+    for (const action of changes) {
+      s = reduce(s, action);
+      expect(s.counts, action.type).toEqual(walk(s));
+    }
+    expect(s.counts).toEqual({ ...noCounts, waiting: 1, preprocessing: 1, complete: 1 });
+    expect(initialState.counts).toEqual(noCounts);
   });
 
   test('info queue keeps order and hides by id', () => {

@@ -4,7 +4,7 @@
  *
  * Cost: adding k files copies the file map once (one state change per batch); a change to one
  * file copies the map once; progress arrives batched (one action per throttle window); totals
- * are kept incrementally, so no action walks every file.
+ * and the count of files per state are kept incrementally, so no action walks every file.
  */
 import type {
   FerryFile,
@@ -85,12 +85,24 @@ export type Action =
   | { type: 'offline'; isOffline: boolean }
   | { type: 'capabilities'; capabilities: Record<string, unknown> };
 
+/** No file in any state. */
+export const noCounts: Readonly<Record<FileState, number>> = {
+  waiting: 0,
+  preprocessing: 0,
+  uploading: 0,
+  postprocessing: 0,
+  paused: 0,
+  complete: 0,
+  error: 0,
+};
+
 export const initialState: FerryState = {
   files: {},
   fileIds: [],
   totalProgress: 0,
   totals: { bytesUploaded: 0, bytesTotal: 0 },
   sizesPending: 0,
+  counts: noCounts,
   info: [],
   isOffline: false,
   meta: {},
@@ -106,16 +118,18 @@ export function reduce(state: FerryState, action: Action): FerryState {
       if (action.files.length === 0) return state;
       const files: Record<string, FerryFile> = { ...state.files };
       const fileIds = state.fileIds.slice();
+      const counts = { ...state.counts };
       let totals = state.totals;
       let sizesPending = state.sizesPending;
       for (const file of action.files) {
         files[file.id] = file;
         fileIds.push(file.id);
+        counts[file.state] += 1;
         if (file.sizePending) sizesPending += 1;
         // New files rarely count towards progress (not started): skip the bookkeeping then.
         if (file.progress.uploadStarted !== null) totals = adjust(totals, undefined, file);
       }
-      return withTotals({ ...state, files, fileIds, sizesPending }, totals);
+      return withTotals({ ...state, files, fileIds, sizesPending, counts }, totals);
     }
     case 'sized': {
       const sizes = new Map(action.sizes.map((u) => [u.id, u.size]));
@@ -134,6 +148,7 @@ export function reduce(state: FerryState, action: Action): FerryState {
     }
     case 'remove': {
       const files: Record<string, FerryFile> = { ...state.files };
+      const counts = { ...state.counts };
       let totals = state.totals;
       let sizesPending = state.sizesPending;
       let removed = 0;
@@ -141,6 +156,7 @@ export function reduce(state: FerryState, action: Action): FerryState {
         const file = files[id];
         if (!file) continue;
         totals = adjust(totals, file, undefined);
+        counts[file.state] -= 1;
         if (file.sizePending) sizesPending -= 1;
         delete files[id];
         removed += 1;
@@ -148,7 +164,7 @@ export function reduce(state: FerryState, action: Action): FerryState {
       if (removed === 0) return state;
       const gone = new Set(action.ids);
       return withTotals(
-        { ...state, files, fileIds: state.fileIds.filter((id) => !gone.has(id)), sizesPending },
+        { ...state, files, fileIds: state.fileIds.filter((id) => !gone.has(id)), sizesPending, counts },
         totals,
       );
     }
@@ -275,6 +291,7 @@ function countPending(state: FerryState, ids: readonly string[]): number {
 /** Applies `change` to the given files with one copy of the map; unchanged files keep identity. */
 function updateMany(state: FerryState, ids: readonly string[], change: (file: FerryFile) => FerryFile): FerryState {
   let files: Record<string, FerryFile> | undefined;
+  let counts: Record<FileState, number> | undefined;
   let totals = state.totals;
   for (const id of ids) {
     const file = (files ?? state.files)[id];
@@ -284,9 +301,14 @@ function updateMany(state: FerryState, ids: readonly string[], change: (file: Fe
     files ??= { ...state.files };
     files[id] = next;
     totals = adjust(totals, file, next);
+    if (next.state !== file.state) {
+      counts ??= { ...state.counts };
+      counts[file.state] -= 1;
+      counts[next.state] += 1;
+    }
   }
   if (!files) return state;
-  return withTotals({ ...state, files }, totals);
+  return withTotals({ ...state, files, counts: counts ?? state.counts }, totals);
 }
 
 /** A file counts towards total progress once its upload has started and its size is known. */

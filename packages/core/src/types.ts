@@ -128,6 +128,11 @@ export interface FerryState {
   totals: { bytesUploaded: number; bytesTotal: number };
   /** How many files have `sizePending`; `upload()` waits until it is 0. */
   sizesPending: number;
+  /**
+   * How many files are in each state, kept incrementally like `totals`: a status bar reads it
+   * on every state change, and walking 10,000 files each time would cost more than the change.
+   */
+  counts: Readonly<Record<FileState, number>>;
   /** Informer queue, oldest first. */
   info: readonly InfoMessage[];
   isOffline: boolean;

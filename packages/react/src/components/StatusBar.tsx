@@ -29,7 +29,14 @@ export interface Counts {
   error: number;
 }
 
-/** Counts by state as one string, so the selector result compares by value. */
+/**
+ * Counts by state. The engine keeps them (`state.counts`, O(1) to read); an engine from before
+ * that gets them counted, as one string so the selector result compares by value.
+ */
+function countsOf(s: FerryState): Readonly<Counts> | string {
+  return s.counts ?? countKey(s);
+}
+
 function countKey(s: FerryState): string {
   const c: Counts = { waiting: 0, preprocessing: 0, uploading: 0, postprocessing: 0, paused: 0, complete: 0, error: 0 };
   for (const id of s.fileIds) {
@@ -77,7 +84,8 @@ export interface StatusBarProps {
 export function StatusBar({ onDone, showErrors = true }: StatusBarProps) {
   const ferry = useFerry();
   const t = useI18n();
-  const counts = parse(useFerryState(countKey));
+  const kept = useFerryState(countsOf);
+  const counts = typeof kept === 'string' ? parse(kept) : kept;
   const total = useFerryState((s) => s.totalProgress);
   const uploaded = useFerryState((s) => s.totals?.bytesUploaded ?? 0);
   const bytesTotal = useFerryState((s) => s.totals?.bytesTotal ?? 0);
