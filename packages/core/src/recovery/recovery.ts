@@ -10,6 +10,8 @@
  * its record stays (so it comes back completed, not sent again) until it leaves the engine or
  * every file has completed, when the upload is over and everything is deleted.
  */
+
+import { defaultYield } from '../slicer.ts';
 import type { FerryFile, FerryState, FileDescriptor, InfoType } from '../types.ts';
 import { ByteKeeper, type BytesKind, type FileHandleLike, type Loaded } from './bytes.ts';
 import { FILES, RecoveryDb } from './db.ts';
@@ -92,6 +94,8 @@ export class Recovery {
   readonly #resumeOnRevive = new Set<string>();
   #copies: Promise<void> = Promise.resolve();
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** A diff of the store is waiting for its turn ({@link #observeSoon}). */
+  #observing = false;
   #writing: Promise<void> = Promise.resolve();
   #unsubscribe: (() => void) | undefined;
   #snapshot: RecoverySnapshot = { restored: 0, ghosts: [], needPermission: [] };
@@ -132,7 +136,7 @@ export class Recovery {
     if (files.length > 0) this.#host.restore(files);
     // Restored files are as saved; files added before now are new (their bytes get kept).
     this.#seen = Object.fromEntries(files.map((f) => [f.id, f]));
-    this.#unsubscribe = this.#host.subscribe((state) => this.#observe(state));
+    this.#unsubscribe = this.#host.subscribe(() => this.#observeSoon());
     this.#observe(this.#host.getState());
     if (files.length > 0) {
       this.#set({ restored: files.length, ghosts, needPermission });
@@ -146,6 +150,12 @@ export class Recovery {
   /** Notes the handles of descriptors (File System Access picks) and revives matching ghosts; returns the rest. */
   claim(descriptors: FileDescriptor[]): FileDescriptor[] {
     const ghosts = this.getSnapshot().ghosts;
+    // No ghost to bring back (the usual case, and the one of a 10,000-file pick): only handles
+    // are noted, and the descriptors go on as they came, without a copy.
+    if (ghosts.length === 0) {
+      for (const d of descriptors) if (d.data && d.handle) this.#handles.set(d.data, d.handle);
+      return descriptors;
+    }
     const rest: FileDescriptor[] = [];
     for (const d of descriptors) {
       if (d.data && d.handle) this.#handles.set(d.data, d.handle);
@@ -195,6 +205,7 @@ export class Recovery {
 
   /** Resolves once every pending write and copy is done (tests; before a deliberate reload). */
   async flush(): Promise<void> {
+    this.#observeNow();
     await this.#copies;
     if (this.#timer !== undefined) {
       clearTimeout(this.#timer);
@@ -211,6 +222,7 @@ export class Recovery {
   }
 
   stop(): void {
+    this.#observeNow();
     this.#unsubscribe?.();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#write();
@@ -258,6 +270,27 @@ export class Recovery {
   #set(next: RecoverySnapshot): void {
     this.#snapshot = next;
     for (const l of this.#listeners) l();
+  }
+
+  /**
+   * Diffs the store once the main thread has had a turn, not inside the dispatch that changed
+   * it: the diff walks every file, and the dispatch that adds 10,000 picked files runs in the
+   * task the page is waiting on to show them. Changes made meanwhile are diffed together.
+   * The turn is the slicer's (`scheduler.yield` where there is one), not a timer: timers wait
+   * behind the size reader's slices, and one diff after all of them copied 10,000 files in one
+   * long task.
+   */
+  #observeSoon(): void {
+    if (this.#observing) return;
+    this.#observing = true;
+    void defaultYield().then(() => this.#observeNow());
+  }
+
+  /** Runs a diff that is waiting for its turn, now. */
+  #observeNow(): void {
+    if (!this.#observing) return;
+    this.#observing = false;
+    this.#observe(this.#host.getState());
   }
 
   /** Diffs the store against what was last seen and schedules the writes. */
