@@ -7,27 +7,12 @@
 // many tasks went over 100 ms, and the long animation frame holding the change event (its end:
 // the first rows painted; its rendering part: style, layout, paint). Prints JSON lines; never
 // fails on timing. BENCH_PAGES=ferry (or uppy) measures one page only.
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { resultsDir, startPageDriver } from '../support/page.ts';
+import { smallFiles } from './files.mjs';
 
 const results = resultsDir('input.mjs RESULTS_DIR (bench/dashboard/run.sh builds the pages and runs this)');
 const count = Number(process.env.BENCH_FILES ?? 10_000);
-// tmpfs, so the figures are Chromium's and the page's, not the disk's.
-const dir = join(process.env.BENCH_TMPFS ?? '/dev/shm', `ferry-bench-input-${count}`);
-
-/** The directory of `count` small files, made once. */
-async function pickedFiles() {
-  await mkdir(dir, { recursive: true });
-  const have = new Set(await readdir(dir));
-  const paths = [];
-  for (let i = 0; i < count; i += 1) {
-    const name = `file-${String(i).padStart(5, '0')}.txt`;
-    if (!have.has(name)) await writeFile(join(dir, name), `#${i}\n`);
-    paths.push(join(dir, name));
-  }
-  return paths;
-}
 
 // Per page: its file input (not the folder one), and the conditions read every frame.
 const pages = {
@@ -48,7 +33,7 @@ const pages = {
 };
 
 const only = new Set((process.env.BENCH_PAGES ?? 'ferry,uppy').split(','));
-const paths = await pickedFiles();
+const { paths } = await smallFiles(count);
 const driver = await startPageDriver();
 try {
   for (const [name, page] of Object.entries(pages)) {
