@@ -3,29 +3,16 @@
 // file's size from disk on the first `.size` read, which in-memory `new File([...])` never does.
 // Measures, from the input's change event: the time until the count and the first rows are
 // shown, the longest main-thread task (PerformanceObserver 'longtask') until the files have
-// settled (Ferry: every size known; Uppy: every file in its state) plus a quiet second, and how
-// many tasks went over 100 ms. Prints JSON lines; never fails on timing.
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+// settled (Ferry: every size known; Uppy: every file in its state) plus a quiet second, how
+// many tasks went over 100 ms, and the long animation frame holding the change event (its end:
+// the first rows painted; its rendering part: style, layout, paint). Prints JSON lines; never
+// fails on timing. BENCH_PAGES=ferry (or uppy) measures one page only.
 import { join } from 'node:path';
 import { resultsDir, startPageDriver } from '../support/page.ts';
+import { smallFiles } from './files.mjs';
 
 const results = resultsDir('input.mjs RESULTS_DIR (bench/dashboard/run.sh builds the pages and runs this)');
 const count = Number(process.env.BENCH_FILES ?? 10_000);
-// tmpfs, so the figures are Chromium's and the page's, not the disk's.
-const dir = join(process.env.BENCH_TMPFS ?? '/dev/shm', `ferry-bench-input-${count}`);
-
-/** The directory of `count` small files, made once. */
-async function pickedFiles() {
-  await mkdir(dir, { recursive: true });
-  const have = new Set(await readdir(dir));
-  const paths = [];
-  for (let i = 0; i < count; i += 1) {
-    const name = `file-${String(i).padStart(5, '0')}.txt`;
-    if (!have.has(name)) await writeFile(join(dir, name), `#${i}\n`);
-    paths.push(join(dir, name));
-  }
-  return paths;
-}
 
 // Per page: its file input (not the folder one), and the conditions read every frame.
 const pages = {
@@ -45,18 +32,27 @@ const pages = {
   },
 };
 
-const paths = await pickedFiles();
+const only = new Set((process.env.BENCH_PAGES ?? 'ferry,uppy').split(','));
+const { paths } = await smallFiles(count);
 const driver = await startPageDriver();
 try {
   for (const [name, page] of Object.entries(pages)) {
+    if (!only.has(name)) continue;
     const { tab, close } = await driver.open(join(results, `${name}-full`), page.ready);
     // Arm the page: long-task observer, the change-event clock, and a per-frame check.
     await tab.evaluate(({ count, rows }) => {
-      const probe = { tasks: [], changeAt: null, countAt: null, rowsAt: null };
+      const probe = { tasks: [], frames: [], changeAt: null, countAt: null, rowsAt: null };
       window.__bench = probe;
       new PerformanceObserver((list) => {
         for (const e of list.getEntries()) probe.tasks.push({ start: e.startTime, ms: e.duration });
       }).observe({ type: 'longtask', buffered: false });
+      // Long animation frames: a task and the rendering after it (style, layout, paint), so the
+      // frame that first shows the files is counted whole, not only its script.
+      new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) {
+          probe.frames.push({ start: e.startTime, end: e.startTime + e.duration, render: e.renderStart || null });
+        }
+      }).observe({ type: 'long-animation-frame', buffered: false });
       // Capture phase on the document: runs before the Dashboard's own handler.
       document.addEventListener('change', () => (probe.changeAt ??= performance.now()), true);
       const isCount = new Function(`return ${count}`);
@@ -86,6 +82,8 @@ try {
     // The task that dispatched the change event also holds Chromium's own work before it
     // (making the File objects): that part is not the page's.
     const changeTask = since.find((t) => t.start <= probe.changeAt && t.start + t.ms >= probe.changeAt);
+    // The frame holding the change event: its rendering ends when the first rows are painted.
+    const frame = probe.frames.find((f) => f.start <= probe.changeAt && f.end >= probe.changeAt);
     console.log(
       JSON.stringify({
         page: name,
@@ -98,6 +96,8 @@ try {
         changeTaskBeforeEventMs: changeTask ? round(probe.changeAt - changeTask.start) : 0,
         changeTaskAfterEventMs: changeTask ? round(changeTask.start + changeTask.ms - probe.changeAt) : 0,
         longestOtherTaskMs: round(Math.max(0, ...since.filter((t) => t !== changeTask).map((t) => t.ms))),
+        changeFrameEndMs: frame ? round(frame.end - probe.changeAt) : null,
+        changeFrameRenderMs: frame?.render ? round(frame.end - frame.render) : null,
       }),
     );
     await close();

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { emptyProgress, initialState, reduce } from './reducer.ts';
-import type { FerryFile, FileState } from './types.ts';
+import { type Action, emptyProgress, initialState, noCounts, reduce } from './reducer.ts';
+import type { FerryFile, FerryState } from './types.ts';
 
 function file(id: string, size: number): FerryFile {
   return {
@@ -20,40 +20,6 @@ function file(id: string, size: number): FerryFile {
 }
 
 describe('reduce', () => {
-  test('the counts by state follow every action that moves files, without a walk', () => {
-    const walk = (s: typeof initialState) => {
-      const c: Record<FileState, number> = {
-        waiting: 0,
-        preprocessing: 0,
-        uploading: 0,
-        postprocessing: 0,
-        paused: 0,
-        complete: 0,
-        error: 0,
-      };
-      for (const id of s.fileIds) c[s.files[id]?.state ?? 'waiting'] += 1;
-      return c;
-    };
-    let s = reduce(initialState, { type: 'add', files: ['a', 'b', 'c', 'd'].map((id) => file(id, 10)) });
-    expect(s.counts).toEqual(walk(s));
-    expect(s.counts.waiting).toBe(4);
-    const steps: Parameters<typeof reduce>[1][] = [
-      { type: 'start', ids: ['a', 'b', 'c'], at: 1 },
-      { type: 'pause', ids: ['c', 'd'] },
-      { type: 'success', id: 'a', response: {} },
-      { type: 'error', id: 'b', error: { message: 'no', retryable: true } },
-      { type: 'retry', ids: ['b'] },
-      { type: 'error', id: 'b', error: { message: 'no', retryable: true } },
-      { type: 'remove', ids: ['c', 'zz'] },
-      { type: 'resume', ids: ['d'] },
-    ];
-    for (const step of steps) {
-      s = reduce(s, step);
-      expect(s.counts).toEqual(walk(s));
-    }
-    expect(s.counts).toMatchObject({ complete: 1, error: 1, waiting: 1, paused: 0, uploading: 0 });
-  });
-
   test('adding many files is one new state with every id in order', () => {
     const files = Array.from({ length: 1000 }, (_, i) => file(`f${i}`, 10));
     const next = reduce(initialState, { type: 'add', files });
@@ -147,6 +113,36 @@ describe('reduce', () => {
     s = reduce(s, { type: 'error', id: 'b', error: { message: 'x', retryable: true } });
     expect(reduce(s, { type: 'pause', ids: ['a', 'b'] })).toBe(s);
     expect(reduce(s, { type: 'postprocess', ids: ['a', 'b'] })).toBe(s);
+  });
+
+  test('counts of files per state follow every change without walking the files', () => {
+    const walk = (st: FerryState) => {
+      const c: Record<string, number> = { ...noCounts };
+      for (const id of st.fileIds) {
+        const state = st.files[id]?.state ?? 'waiting';
+        c[state] = (c[state] ?? 0) + 1;
+      }
+      return c;
+    };
+    const changes: Action[] = [
+      { type: 'add', files: [file('a', 1), file('b', 1), file('c', 1), file('d', 1)] },
+      { type: 'start', ids: ['a', 'b', 'c'], at: 1 },
+      { type: 'pause', ids: ['c'] },
+      { type: 'success', id: 'a', response: {} },
+      { type: 'error', id: 'b', error: { message: 'x', retryable: true } },
+      { type: 'postprocess', ids: ['a'] },
+      { type: 'preprocess', ids: ['d'] },
+      { type: 'remove', ids: ['c'] },
+      { type: 'retry', ids: ['b'] },
+      { type: 'patch', id: 'd', patch: { preview: 'x' } },
+    ];
+    let s = initialState;
+    for (const action of changes) {
+      s = reduce(s, action);
+      expect(s.counts, action.type).toEqual(walk(s));
+    }
+    expect(s.counts).toEqual({ ...noCounts, waiting: 1, preprocessing: 1, complete: 1 });
+    expect(initialState.counts).toEqual(noCounts);
   });
 
   test('info queue keeps order and hides by id', () => {

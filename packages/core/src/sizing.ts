@@ -51,19 +51,24 @@ export interface SizingHost {
   finished(rejections: Rejection[]): void;
 }
 
-type Read = ({ size: number } | { rejection: Rejection }) & { id: string };
+/** A queued file: its id and the descriptor it came from (what a late refusal reports). */
+interface Queued {
+  id: string;
+  descriptor: FileDescriptor;
+}
+
+type Read = ({ size: number } | { rejection: Rejection }) & Queued;
 
 export class SizeReader {
   readonly #host: SizingHost;
-  readonly #queue: SlicedQueue<string, Read>;
-  readonly #descriptors = new Map<string, FileDescriptor>();
+  readonly #queue: SlicedQueue<Queued, Read>;
   #refused: Rejection[] = [];
 
   constructor(host: SizingHost, options: SliceOptions = {}) {
     this.#host = host;
-    this.#queue = new SlicedQueue<string, Read>(
+    this.#queue = new SlicedQueue<Queued, Read>(
       {
-        read: (id) => this.#read(id),
+        read: (queued) => this.#read(queued),
         commit: (results) => this.#commit(results),
         idle: () => {
           const refused = this.#refused;
@@ -77,18 +82,21 @@ export class SizeReader {
 
   /** Whether sizes are still being read (a new batch then queues behind, to keep check order). */
   get busy(): boolean {
-    return this.#descriptors.size > 0;
+    return this.#queue.busy;
   }
 
-  /** Queues the files that came in with `sizePending`, with the descriptors they came from. */
-  read(files: readonly FerryFile[], descriptors: ReadonlyMap<string, FileDescriptor>): void {
-    const ids: string[] = [];
-    for (const f of files) {
-      if (!f.sizePending) continue;
-      ids.push(f.id);
-      this.#descriptors.set(f.id, descriptors.get(f.id) ?? {});
+  /**
+   * Queues the files that came in with `sizePending`, with the descriptors they came from
+   * (`sources[i]` is the descriptor of `files[i]`). One small record per file, not a map by
+   * id: this runs in the task that adds the files.
+   */
+  read(files: readonly FerryFile[], sources: readonly FileDescriptor[]): void {
+    const queued: Queued[] = [];
+    for (let i = 0; i < files.length; i += 1) {
+      const f = files[i] as FerryFile;
+      if (f.sizePending) queued.push({ id: f.id, descriptor: sources[i] ?? {} });
     }
-    this.#queue.push(ids);
+    this.#queue.push(queued);
   }
 
   /** Resolves once every queued size has been read and committed. */
@@ -98,28 +106,22 @@ export class SizeReader {
 
   stop(): void {
     this.#queue.stop();
-    this.#descriptors.clear();
   }
 
-  #read(id: string): Read | null {
-    const file = this.#host.getFile(id);
+  #read(queued: Queued): Read | null {
+    const file = this.#host.getFile(queued.id);
     // Removed (or given new bytes) while waiting: nothing to read.
-    if (!file?.sizePending) {
-      this.#descriptors.delete(id);
-      return null;
-    }
-    return { id, ...admitSize(file, this.#host) };
+    if (!file?.sizePending) return null;
+    return { ...queued, ...admitSize(file, this.#host) };
   }
 
   #commit(results: Read[]): void {
     const sizes: SizeUpdate[] = [];
     const rejected: LateRejection[] = [];
     for (const r of results) {
-      const descriptor = this.#descriptors.get(r.id) ?? {};
-      this.#descriptors.delete(r.id);
       if ('size' in r) sizes.push({ id: r.id, size: r.size });
       else {
-        rejected.push({ id: r.id, descriptor, rejection: r.rejection });
+        rejected.push({ id: r.id, descriptor: r.descriptor, rejection: r.rejection });
         this.#refused.push(r.rejection);
       }
     }

@@ -34,7 +34,7 @@ export {
 } from './dom/camera.ts';
 export { absoluteUrl, copyText } from './dom/clipboard.ts';
 export { createDropzone, type Dropzone, type DropzoneOptions } from './dom/dropzone.ts';
-export { filesFromDataTransfer } from './dom/entries.ts';
+export { type FilesSink, filesFromDataTransfer, walkDataTransfer } from './dom/entries.ts';
 export {
   createScreenCapture,
   type ScreenCapture as ScreenCaptureSession,

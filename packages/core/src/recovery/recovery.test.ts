@@ -1,11 +1,12 @@
 import { IDBDatabase, IDBFactory, IDBObjectStore } from 'fake-indexeddb';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { Ferry, type FerryOptions } from '../ferry.ts';
-import type { FerryFile } from '../types.ts';
+import { initialState } from '../reducer.ts';
+import type { FerryFile, FerryState } from '../types.ts';
 import type { UploadContext, Uploader, UploadResult } from '../uploader.ts';
 import { SMALL_COPY_SIZE } from './bytes.ts';
 import { BLOBS, dbName } from './db.ts';
-import type { SavedRecord } from './recovery.ts';
+import { Recovery, type SavedRecord } from './recovery.ts';
 
 interface Call {
   file: FerryFile;
@@ -464,6 +465,57 @@ describe('recovery', () => {
     first.ferry.destroy();
     const second = await page(db);
     expect(second.uploader.calls.map((c) => [c.file.id, c.file.serverToken])).toEqual([[id, 'tok-1']]);
+  });
+
+  test('state changes are diffed after the task that made them, a burst of them once', async () => {
+    const listeners: ((state: FerryState) => void)[] = [];
+    let walks = 0;
+    // A state whose list of files counts how often the diff walks it.
+    const stateWith = (ids: string[]): FerryState => {
+      const files = Object.fromEntries(ids.map((id) => [id, { id, state: 'waiting', data: null } as FerryFile]));
+      return {
+        ...initialState,
+        files,
+        get fileIds() {
+          walks += 1;
+          return ids;
+        },
+      };
+    };
+    let current = stateWith([]);
+    const recovery = new Recovery(
+      {
+        scope: 'burst',
+        getState: () => current,
+        subscribe: (listener) => {
+          listeners.push(listener);
+          return () => undefined;
+        },
+        restore: () => undefined,
+        run: () => undefined,
+        revive: () => undefined,
+        add: () => undefined,
+        removeFiles: () => undefined,
+        info: () => undefined,
+        i18n: (key) => key,
+      },
+      { indexedDB: new IDBFactory(), opfs: false },
+    );
+    await recovery.start();
+    walks = 0;
+    for (const ids of [['a'], ['a', 'b'], ['a', 'b', 'c']]) {
+      current = stateWith(ids);
+      for (const l of listeners) l(current);
+    }
+    // Nothing walked inside the dispatches (a pick of 10,000 files waits on that task)...
+    expect(walks).toBe(0);
+    // No sizes pending: the burst is compared within recovery's 50 ms window.
+    await new Promise((r) => setTimeout(r, 80));
+    // ...then one diff of the last state, which reads the list twice: to walk it, and to see
+    // whether every file has finished. Three diffs would read it six times.
+    expect(walks).toBe(2);
+    await recovery.flush();
+    recovery.stop();
   });
 });
 

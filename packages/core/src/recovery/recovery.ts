@@ -28,7 +28,7 @@
  */
 import type { Revival } from '../reducer.ts';
 import { DEFAULT_COMMIT_MS } from '../sizing.ts';
-import { SlicedQueue, type SliceOptions } from '../slicer.ts';
+import { defaultYield, SlicedQueue, type SliceOptions } from '../slicer.ts';
 import type { FerryFile, FerryState, FileDescriptor, InfoType } from '../types.ts';
 import { ByteKeeper, type BytesKind, type FileHandleLike, type Loaded } from './bytes.ts';
 import { FILES, RecoveryDb } from './db.ts';
@@ -163,6 +163,8 @@ export class Recovery {
   readonly #toCopy: CopyJob[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #observeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** A comparison waits for the main thread's next turn ({@link #changed}). */
+  #observing = false;
   #writing: Promise<void> = Promise.resolve();
   #unsubscribe: (() => void) | undefined;
   #snapshot: RecoverySnapshot = { restored: 0, ghosts: [], needPermission: [] };
@@ -262,6 +264,12 @@ export class Recovery {
    * otherwise now, and those that match no ghost are returned too.
    */
   claim(descriptors: FileDescriptor[], deferSizes: boolean): FileDescriptor[] {
+    // No ghost to bring back (the usual case, and the one of a 10,000-file pick): only handles
+    // are noted, and the descriptors go on as they came, without a copy.
+    if (this.#snapshot.ghosts.length === 0) {
+      for (const d of descriptors) if (d.data && d.handle) this.#handles.set(d.data, d.handle);
+      return descriptors;
+    }
     const ghosts = this.#ghostsByName();
     const rest: FileDescriptor[] = [];
     const candidates: Candidate[] = [];
@@ -554,19 +562,31 @@ export class Recovery {
     return record;
   }
 
-  /** The store changed: compare it with what was written within {@link OBSERVE_DELAY}. */
+  /**
+   * The store changed: compare it with what was written soon, not inside the dispatch that
+   * changed it (the comparison walks every file, and the dispatch that adds 10,000 picked files
+   * runs in the task the page waits on to show them). Changes made meanwhile are compared
+   * together: within {@link OBSERVE_DELAY} (hundreds of small uploads finishing one after
+   * another), or, while sizes are being read, on the main thread's next turn (the slicer's):
+   * the size reader's slices hold timers back, and one comparison after all of them would copy
+   * 10,000 files in one long task.
+   */
   #changed(): void {
-    this.#observeTimer ??= setTimeout(() => {
-      this.#observeTimer = undefined;
-      this.#observe(this.#host.getState());
-    }, OBSERVE_DELAY);
+    if (this.#observeTimer !== undefined || this.#observing) return;
+    if (this.#host.getState().sizesPending === 0) {
+      this.#observeTimer = setTimeout(() => this.#observeNow(), OBSERVE_DELAY);
+      return;
+    }
+    this.#observing = true;
+    void defaultYield().then(() => this.#observeNow());
   }
 
-  /** Compares now what a change left pending (before a flush or when stopping). */
+  /** Compares now what a change left waiting (also before a flush and when stopping). */
   #observeNow(): void {
-    if (this.#observeTimer === undefined) return;
+    if (this.#observeTimer === undefined && !this.#observing) return;
     clearTimeout(this.#observeTimer);
     this.#observeTimer = undefined;
+    this.#observing = false;
     this.#observe(this.#host.getState());
   }
 

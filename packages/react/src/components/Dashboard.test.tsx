@@ -158,3 +158,45 @@ test('a large batch shows its count and rows at once; sizes pending until read, 
   expect(firstRow?.querySelector('.ferry-file-size')?.textContent).toBe('3 B');
   expect((screen.getByRole('button', { name: 'Upload 500 files' }) as HTMLButtonElement).disabled).toBe(false);
 });
+
+test('a folder dropped on the Dashboard shows its first files while the rest is still read', async () => {
+  const ferry = new Ferry({ uploader: new ManualUploader() });
+  render(
+    <FerryProvider ferry={ferry}>
+      <Dashboard />
+    </FerryProvider>,
+  );
+  // A folder whose reader answers one batch per release, as Chromium answers readEntries.
+  const waiting: (() => void)[] = [];
+  const batches = [['a.txt', 'b.txt'], ['c.txt']].map((names) =>
+    names.map((name) => ({
+      isFile: true,
+      isDirectory: false,
+      name,
+      fullPath: `/photos/${name}`,
+      file: (ok: (f: File) => void) => ok(new File(['x'], name)),
+    })),
+  );
+  const folder = {
+    isFile: false,
+    isDirectory: true,
+    name: 'photos',
+    fullPath: '/photos',
+    createReader: () => ({
+      readEntries: (ok: (e: unknown[]) => void) => waiting.push(() => ok(batches.shift() ?? [])),
+    }),
+  };
+  const dataTransfer = { types: ['Files'], items: [{ kind: 'file', webkitGetAsEntry: () => folder }], files: [] };
+  const release = () =>
+    act(async () => {
+      waiting.shift()?.();
+      for (let i = 0; i < 5; i += 1) await Promise.resolve();
+    });
+  fireEvent.drop(screen.getByRole('region'), { dataTransfer });
+  await release();
+  expect(screen.getAllByTestId('ferry-file').map((r) => r.textContent?.slice(0, 5))).toEqual(['a.txt', 'b.txt']);
+  await release();
+  await release();
+  await act(() => new Promise((r) => setTimeout(r, 150)));
+  expect(ferry.getFiles().map((f) => f.relativePath)).toEqual(['photos/a.txt', 'photos/b.txt', 'photos/c.txt']);
+});

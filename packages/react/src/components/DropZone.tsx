@@ -4,19 +4,21 @@
  */
 import type { FileDescriptor } from '@ferry/core';
 import type { HTMLAttributes, ReactNode, Ref } from 'react';
-import { useDropzone } from '../hooks/useDropzone.ts';
+import { type UseDropzoneOptions, useDropzone } from '../hooks/useDropzone.ts';
 import { useI18n } from '../i18n.ts';
 
 export interface DropZoneProps extends HTMLAttributes<HTMLDivElement> {
   onFiles?(files: FileDescriptor[]): void;
+  /** Hand a dropped folder's files over part by part (see {@link UseDropzoneOptions.progressive}). */
+  progressive?: boolean;
   disabled?: boolean;
   children?: ReactNode;
   ref?: Ref<HTMLDivElement>;
 }
 
-export function DropZone({ onFiles, disabled, children, className = '', ref, ...rest }: DropZoneProps) {
+export function DropZone({ onFiles, progressive, disabled, children, className = '', ref, ...rest }: DropZoneProps) {
   const t = useI18n();
-  const { isDragActive, getRootProps } = useDropzone({ onFiles, disabled });
+  const { isDragActive, getRootProps } = useDropzone({ onFiles, progressive, disabled });
   return (
     <div
       {...getRootProps(rest)}

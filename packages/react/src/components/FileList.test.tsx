@@ -1,12 +1,31 @@
 // @vitest-environment jsdom
 import { Ferry } from '@ferry/core';
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
-import { afterEach, expect, test } from 'vitest';
+import { afterEach, expect, test, vi } from 'vitest';
 import { FerryProvider } from '../context.tsx';
 import { ManualUploader } from '../test/manual-uploader.ts';
 import { FileList, ROW_HEIGHT } from './FileList.tsx';
 
-afterEach(cleanup);
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+  vi.restoreAllMocks();
+});
+
+/** A ResizeObserver the test drives: `report()` is the browser's call after a layout. */
+class FakeResizeObserver {
+  static last: FakeResizeObserver | undefined;
+  readonly #callback: () => void;
+  constructor(callback: () => void) {
+    this.#callback = callback;
+    FakeResizeObserver.last = this;
+  }
+  observe() {}
+  disconnect() {}
+  report() {
+    this.#callback();
+  }
+}
 
 test('10,000 files render only the rows in view, with the full scroll height kept', () => {
   const ferry = new Ferry({ uploader: new ManualUploader() });
@@ -41,4 +60,23 @@ test('rows show name, size and state, and remove works', () => {
   });
   expect(ferry.getState().fileIds).toEqual([]);
   expect(screen.queryByTestId('ferry-file')).toBeNull();
+});
+
+test('the list reads its height after layout (ResizeObserver), never while mounting', () => {
+  vi.stubGlobal('ResizeObserver', FakeResizeObserver);
+  const height = vi.spyOn(Element.prototype, 'clientHeight', 'get').mockReturnValue(10 * ROW_HEIGHT);
+  const ferry = new Ferry({ uploader: new ManualUploader() });
+  ferry.addFiles(Array.from({ length: 10_000 }, (_, i) => ({ data: new File([String(i)], `f${i}.txt`) })));
+  render(
+    <FerryProvider ferry={ferry}>
+      <FileList />
+    </FerryProvider>,
+  );
+  // Reading it here would force a layout of the page inside the task that added the files.
+  expect(height).not.toHaveBeenCalled();
+  expect(screen.getAllByTestId('ferry-file').length).toBe(11);
+  act(() => FakeResizeObserver.last?.report());
+  expect(height).toHaveBeenCalled();
+  // 640 px: 10 rows in view plus 4 of overscan.
+  expect(screen.getAllByTestId('ferry-file').length).toBe(14);
 });

@@ -52,3 +52,57 @@ test('a disabled zone neither accepts nor reports', async () => {
   expect(over.prevented).toBe(false);
   expect(onFiles).not.toHaveBeenCalled();
 });
+
+/** A drop of one folder whose reader answers one batch of files per `release()`. */
+function folderDrop(batches: string[][]) {
+  const waiting: (() => void)[] = [];
+  const rest = batches.map((b) =>
+    b.map((name) => ({
+      isFile: true,
+      isDirectory: false,
+      name,
+      fullPath: `/dir/${name}`,
+      file: (ok: (f: File) => void) => ok(new File(['x'], name)),
+    })),
+  );
+  const dir = {
+    isFile: false,
+    isDirectory: true,
+    name: 'dir',
+    fullPath: '/dir',
+    createReader: () => ({ readEntries: (ok: (e: unknown[]) => void) => waiting.push(() => ok(rest.shift() ?? [])) }),
+  };
+  const event: DragLike = {
+    dataTransfer: { types: ['Files'], items: [{ kind: 'file', webkitGetAsEntry: () => dir }], files: [] } as never,
+    preventDefault() {},
+    stopPropagation() {},
+  };
+  const release = async () => {
+    waiting.shift()?.();
+    for (let i = 0; i < 5; i += 1) await Promise.resolve();
+  };
+  return { event, release };
+}
+
+test('progressive: a dropped folder is handed over part by part while it is read', async () => {
+  const parts: string[][] = [];
+  const zone = createDropzone({ onFiles: (f) => parts.push(f.map((d) => d.name ?? '')), progressive: true });
+  const drop = folderDrop([['a', 'b'], ['c']]);
+  const done = zone.onDrop(drop.event);
+  await drop.release();
+  expect(parts).toEqual([['a', 'b']]);
+  await drop.release();
+  await drop.release();
+  await done;
+  expect(parts).toEqual([['a', 'b'], ['c']]);
+});
+
+test('without progressive, onFiles gets a dropped folder once, whole', async () => {
+  const parts: string[][] = [];
+  const zone = createDropzone({ onFiles: (f) => parts.push(f.map((d) => d.name ?? '')) });
+  const drop = folderDrop([['a', 'b'], ['c']]);
+  const done = zone.onDrop(drop.event);
+  for (let i = 0; i < 3; i += 1) await drop.release();
+  await done;
+  expect(parts).toEqual([['a', 'b', 'c']]);
+});

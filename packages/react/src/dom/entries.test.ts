@@ -1,5 +1,6 @@
+import type { FileDescriptor } from '@ferry/core';
 import { expect, describe as suite, test } from 'vitest';
-import { filesFromDataTransfer } from './entries.ts';
+import { FILE_REQUESTS, filesFromDataTransfer, walkDataTransfer } from './entries.ts';
 
 type FakeEntry = Record<string, unknown>;
 
@@ -57,5 +58,79 @@ suite('filesFromDataTransfer', () => {
     const dt = { items: [{ kind: 'file' }], files: [file], types: ['Files'] } as unknown as DataTransfer;
     const out = await filesFromDataTransfer(dt);
     expect(out).toEqual([{ data: file, name: 'x.bin', type: '', source: 'local', relativePath: undefined }]);
+  });
+});
+
+/** A directory whose reader answers one batch per `release()`, as the test decides. */
+function heldDir(path: string, batches: FakeEntry[][]) {
+  const waiting: (() => void)[] = [];
+  const entry: FakeEntry = {
+    isFile: false,
+    isDirectory: true,
+    name: path,
+    fullPath: `/${path}`,
+    createReader() {
+      const rest = [...batches];
+      return {
+        readEntries: (ok: (e: FakeEntry[]) => void) => waiting.push(() => ok(rest.shift() ?? [])),
+      };
+    },
+  };
+  const release = async () => {
+    waiting.shift()?.();
+    for (let i = 0; i < 5; i += 1) await Promise.resolve();
+  };
+  return { entry, release };
+}
+
+suite('walkDataTransfer', () => {
+  test("a folder's files are handed over batch by batch, before the rest of the folder is read", async () => {
+    const names = (n: number, from: number) =>
+      Array.from({ length: n }, (_, i) => fileEntry(`big/f${from + i}.txt`, 'x'));
+    const dir = heldDir('big', [names(3, 0), names(2, 3)]);
+    const parts: string[][] = [];
+    const sink = (files: FileDescriptor[]) => parts.push(files.map((f) => f.relativePath ?? ''));
+    const done = walkDataTransfer(transfer([dir.entry]), sink);
+    await dir.release();
+    // The first batch is out while the folder's next batch has not been answered yet.
+    expect(parts).toEqual([['big/f0.txt', 'big/f1.txt', 'big/f2.txt']]);
+    await dir.release();
+    await dir.release();
+    await done;
+    expect(parts).toEqual([
+      ['big/f0.txt', 'big/f1.txt', 'big/f2.txt'],
+      ['big/f3.txt', 'big/f4.txt'],
+    ]);
+  });
+
+  test('subfolders keep their place in the order of the listing', async () => {
+    const tree = dirEntry(
+      'd',
+      [fileEntry('d/a.txt', 'a'), dirEntry('d/s', [fileEntry('d/s/b.txt', 'b')]), fileEntry('d/c.txt', 'c')],
+      3,
+    );
+    const parts: string[][] = [];
+    await walkDataTransfer(transfer([tree]), (files) => parts.push(files.map((f) => f.name ?? '')));
+    expect(parts).toEqual([['a.txt'], ['b.txt'], ['c.txt']]);
+  });
+
+  test('a few file() calls are in flight at once, never a whole batch', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const entries = Array.from({ length: 50 }, (_, i) => ({
+      ...fileEntry(`big/f${i}.txt`, 'x'),
+      file: (ok: (f: File) => void) => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        setTimeout(() => {
+          inFlight -= 1;
+          ok(new File(['x'], `f${i}.txt`));
+        }, 0);
+      },
+    }));
+    const out = await filesFromDataTransfer(transfer([dirEntry('big', entries, 50)]));
+    expect(out).toHaveLength(50);
+    // Chromium takes piled-up answers in one task, each with a synchronous call to the browser.
+    expect(most).toBe(FILE_REQUESTS);
   });
 });

@@ -7,6 +7,12 @@ import { createDropzone, type Dropzone } from '../dom/dropzone.ts';
 export interface UseDropzoneOptions {
   /** Where dropped files go; by default `ferry.addFiles`. */
   onFiles?(files: FileDescriptor[]): void;
+  /**
+   * Hand a dropped folder's files over part by part as they are read (see
+   * `DropzoneOptions.progressive`). Default: on when the files go to `ferry.addFiles`, off when
+   * `onFiles` is given (it is then called once per drop, as before).
+   */
+  progressive?: boolean;
   disabled?: boolean;
 }
 
@@ -30,6 +36,7 @@ export function useDropzone(options: UseDropzoneOptions = {}): UseDropzone {
   const ref = useRef<Dropzone | null>(null);
   const current = {
     onFiles: options.onFiles ?? ((files: FileDescriptor[]) => ferry.addFiles(files)),
+    progressive: options.progressive ?? options.onFiles === undefined,
     onDragChange: setActive,
     disabled: options.disabled,
   };

@@ -16,6 +16,8 @@ export function usePageDrop(enabled: boolean, except?: RefObject<HTMLElement | n
     if (!enabled || typeof document === 'undefined') return;
     const zone = createDropzone({
       onFiles: (files: FileDescriptor[]) => ferry.addFiles(files),
+      // A dropped folder's first files show while the rest is read.
+      progressive: true,
       onDragChange: setOver,
     });
     const inside = (e: Event) => e.target instanceof Node && !!except?.current?.contains(e.target);

@@ -33,7 +33,16 @@ export function visibleRange(
 
 const useIsoLayoutEffect = typeof window === 'undefined' ? useEffect : useLayoutEffect;
 
-/** Tracks the scroll position and height of `ref` and returns the rows to render. */
+/**
+ * Tracks the scroll position and height of `ref` and returns the rows to render. Until the
+ * first measure the viewport is taken as `fallbackHeight` px.
+ *
+ * The height is read where the browser has laid the page out already: in a ResizeObserver
+ * callback (it reports the element once after the next layout, then on every resize), not
+ * while mounting. Read in the commit of the render that mounts the list, `clientHeight` forced
+ * a layout of the whole page in the middle of that task: about 12 ms of the task that adds
+ * 10,000 picked files, done again by the frame that paints them.
+ */
 export function useVirtualList(
   ref: RefObject<HTMLElement | null>,
   count: number,
@@ -47,18 +56,18 @@ export function useVirtualList(
     let frame = 0;
     const measure = () => {
       frame = 0;
-      setView((prev) => {
-        const next = { top: el.scrollTop, height: el.clientHeight || fallbackHeight };
-        return prev.top === next.top && prev.height === next.height ? prev : next;
-      });
+      // Read here, not in the updater: React may run that later, in a render, with layout dirty.
+      const next = { top: el.scrollTop, height: el.clientHeight || fallbackHeight };
+      setView((prev) => (prev.top === next.top && prev.height === next.height ? prev : next));
     };
     const onScroll = () => {
       if (!frame) frame = requestAnimationFrame(measure);
     };
-    measure();
     el.addEventListener('scroll', onScroll, { passive: true });
-    const resize = typeof ResizeObserver === 'function' ? new ResizeObserver(onScroll) : null;
-    resize?.observe(el);
+    const resize = typeof ResizeObserver === 'function' ? new ResizeObserver(measure) : null;
+    // Without ResizeObserver nothing reports the size later: measure now, as the only chance.
+    if (resize) resize.observe(el);
+    else measure();
     return () => {
       el.removeEventListener('scroll', onScroll);
       resize?.disconnect();
