@@ -1,6 +1,6 @@
 import type { FileDescriptor } from '@ferry/core';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
-import { createParts } from './parts.ts';
+import { createParts, partSpacing } from './parts.ts';
 
 const files = (...names: string[]): FileDescriptor[] => names.map((name) => ({ name }));
 const names = (parts: FileDescriptor[][]) => parts.map((p) => p.map((f) => f.name));
@@ -16,7 +16,6 @@ test('the first files go at once, later ones at most every 100 ms, the rest on f
   const parts: FileDescriptor[][] = [];
   const p = createParts(
     (f) => parts.push(f),
-    100,
     () => Date.now(),
   );
   p.push(files('a', 'b'));
@@ -43,7 +42,6 @@ test('files that wait are handed over on time when reading stalls', () => {
   const parts: FileDescriptor[][] = [];
   const p = createParts(
     (f) => parts.push(f),
-    100,
     () => Date.now(),
   );
   p.push(files('a'));
@@ -53,4 +51,22 @@ test('files that wait are handed over on time when reading stalls', () => {
   expect(names(parts)).toEqual([['a']]);
   vi.advanceTimersByTime(1);
   expect(names(parts)).toEqual([['a'], ['b']]);
+});
+
+test('parts are spaced in proportion to the files already handed over (each add costs more)', () => {
+  expect(partSpacing(0)).toBe(100);
+  expect(partSpacing(2_000)).toBe(100);
+  expect(partSpacing(10_000)).toBe(500);
+  const parts: FileDescriptor[][] = [];
+  const p = createParts(
+    (f) => parts.push(f),
+    () => Date.now(),
+  );
+  p.push(Array.from({ length: 6_000 }, (_, i) => ({ name: `f${i}` })));
+  vi.advanceTimersByTime(150);
+  p.push(files('late'));
+  vi.advanceTimersByTime(149);
+  expect(parts).toHaveLength(1);
+  vi.advanceTimersByTime(1);
+  expect(parts).toHaveLength(2);
 });
