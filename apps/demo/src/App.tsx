@@ -7,7 +7,8 @@
  * changes it live); `?compress` shrinks images to 1920 px before upload. Uploaded files link to
  * their result, images can be edited from the file card, the screen can be captured, and files
  * dropped anywhere on the page are added. Recovery is on: a reload brings the files back;
- * `?recoveryMaxCopy=BYTES` copies only files up to that size (larger ones come back as ghosts);
+ * `?recoveryMaxCopy=BYTES` copies only files up to that size (larger ones come back as ghosts),
+ * `?recovery=off` turns it off (to measure what it costs);
  * `?fileSystemAccess` picks files through `showOpenFilePicker` (their handles need no copy).
  */
 import { Ferry, imageCompressor, type LocalePack, RemoteUploader, TusUploader } from '@ferry/core';
@@ -64,7 +65,8 @@ const ferry = new Ferry({
   limit,
   locale: packFor(params.get('lang')),
   // A reload or a crashed tab loses nothing: files and upload state come back from IndexedDB.
-  recovery: recoveryMaxCopy === null ? true : { maxCopySize: recoveryMaxCopy },
+  recovery:
+    params.get('recovery') === 'off' ? false : recoveryMaxCopy === null ? true : { maxCopySize: recoveryMaxCopy },
 });
 window.ferry = ferry;
 if (params.has('compress')) imageCompressor(ferry, { maxWidth: 1920, maxHeight: 1920, quality: 0.8 });
