@@ -41,28 +41,27 @@ echo "  Ferry / Uppy JS: $(ratio "$ferry_js" "$uppy_js")  (goal: under 0.50)"
 echo "  Ferry / Uppy JS+CSS: $(ratio $((ferry_js + ferry_css)) $((uppy_js + uppy_css)))"
 echo "  with React bundled: Ferry $(kb "$ferry_full"), Uppy $(kb "$uppy_full")"
 
+# Runs driver $1 (a .mjs here) into $out/$2.jsonl and prints its lines. Node 20 runs no
+# TypeScript: the driver (and the shared page driver it imports) is bundled first.
+drive() {
+  npx --no-install rolldown "$here/$1.mjs" --platform node --format esm \
+    --external playwright-core --file "$out/$1.bundle.mjs" >/dev/null
+  node "$out/$1.bundle.mjs" "$out" >"$out/$2.jsonl"
+  sed 's/^/  /' "$out/$2.jsonl"
+}
+
 echo "adding files through the full Dashboard (until shown), headless Chromium:"
-# Node 20 runs no TypeScript: bundle the driver (and the shared page driver it imports) first.
-npx --no-install rolldown "$here/measure.mjs" --platform node --format esm \
-  --external playwright-core --file "$out/measure.bundle.mjs" >/dev/null
-node "$out/measure.bundle.mjs" "$out" >"$out/timing.jsonl"
-sed 's/^/  /' "$out/timing.jsonl"
+drive measure timing
 ferry_ms=$(grep '"ferry"' "$out/timing.jsonl" | sed 's/.*"ms":\([0-9]*\).*/\1/')
 uppy_ms=$(grep '"uppy"' "$out/timing.jsonl" | sed 's/.*"ms":\([0-9]*\).*/\1/')
 echo "  Uppy / Ferry time: $(ratio "$uppy_ms" "$ferry_ms")x"
 
 echo "picking files through each Dashboard's <input type=file> (real files on tmpfs), headless Chromium:"
-npx --no-install rolldown "$here/input.mjs" --platform node --format esm \
-  --external playwright-core --file "$out/input.bundle.mjs" >/dev/null
-node "$out/input.bundle.mjs" "$out" >"$out/input.jsonl"
-sed 's/^/  /' "$out/input.jsonl"
+drive input input
 echo "  (goal: count and first rows within 300 ms, no main-thread task over 100 ms; the change task's"
 echo "   part before the event is Chromium making the File objects, not the page)"
 
 echo "dropping a folder of the same files on each Dashboard (CDP drag of the directory), headless Chromium:"
-npx --no-install rolldown "$here/drop.mjs" --platform node --format esm \
-  --external playwright-core --file "$out/drop.bundle.mjs" >/dev/null
-node "$out/drop.bundle.mjs" "$out" >"$out/drop.jsonl"
-sed 's/^/  /' "$out/drop.jsonl"
+drive drop drop
 echo "  (goal: a count and first rows within 300 ms of the drop, no main-thread task over 100 ms; each"
 echo "   file of a dropped folder is a round trip to the browser, so the full count comes seconds later)"

@@ -72,6 +72,23 @@ async function settle(ferry: Ferry) {
 const file = (name: string, bytes: number[], lastModified = 1_700_000_000_000) =>
   new File([new Uint8Array(bytes)], name, { type: 'application/octet-stream', lastModified });
 
+/** Runs `body` with `navigator.storage` (the OPFS entry point) replaced by `storage`. */
+async function withStorage(storage: unknown, body: () => Promise<void>): Promise<void> {
+  const g = globalThis as { navigator?: { storage?: unknown } };
+  const hadNavigator = g.navigator !== undefined;
+  g.navigator ??= {};
+  const nav = g.navigator;
+  const before = Object.getOwnPropertyDescriptor(nav, 'storage');
+  Object.defineProperty(nav, 'storage', { value: storage, configurable: true });
+  try {
+    await body();
+  } finally {
+    if (before) Object.defineProperty(nav, 'storage', before);
+    else delete nav.storage;
+    if (!hadNavigator) delete g.navigator;
+  }
+}
+
 /** A file just over the size copied into IndexedDB in batches, filled with `fill`. */
 const big = (name: string, fill: number) =>
   new File([new Uint8Array(SMALL_COPY_SIZE + 1).fill(fill)], name, { type: 'application/octet-stream' });
@@ -246,13 +263,7 @@ describe('recovery', () => {
       }),
       removeEntry: async () => undefined,
     };
-    const g = globalThis as { navigator?: { storage?: unknown } };
-    const hadNavigator = g.navigator !== undefined;
-    g.navigator ??= {};
-    const nav = g.navigator;
-    const before = Object.getOwnPropertyDescriptor(nav, 'storage');
-    Object.defineProperty(nav, 'storage', { value: storage, configurable: true });
-    try {
+    await withStorage(storage, async () => {
       const make = () =>
         new Ferry({ uploader: new ManualUploader(), online: offline, recovery: { indexedDB: db, throttle: 5 } });
       const first = make();
@@ -266,11 +277,7 @@ describe('recovery', () => {
       engines.push(second);
       await settle(second);
       expect(second.getFile(id as string)?.ghost).toBe(true);
-    } finally {
-      if (before) Object.defineProperty(nav, 'storage', before);
-      else delete nav.storage;
-      if (!hadNavigator) delete g.navigator;
-    }
+    });
   });
 
   test('files that finish uploading before their turn to be copied are never copied', async () => {
@@ -288,13 +295,7 @@ describe('recovery', () => {
       }),
       removeEntry: async () => undefined,
     };
-    const g = globalThis as { navigator?: { storage?: unknown } };
-    const hadNavigator = g.navigator !== undefined;
-    g.navigator ??= {};
-    const nav = g.navigator;
-    const before = Object.getOwnPropertyDescriptor(nav, 'storage');
-    Object.defineProperty(nav, 'storage', { value: { getDirectory: async () => dir }, configurable: true });
-    try {
+    await withStorage({ getDirectory: async () => dir }, async () => {
       const uploader = new ManualUploader();
       const ferry = new Ferry({ uploader, online: offline, recovery: { indexedDB: db, throttle: 5 } });
       engines.push(ferry);
@@ -310,11 +311,7 @@ describe('recovery', () => {
       expect(ferry.getFiles().map((f) => f.state)).toEqual(['complete', 'complete', 'complete', 'uploading']);
       // The copy already under way when they finished, and the fourth file's; never the others.
       expect(writes).toBeLessThanOrEqual(2);
-    } finally {
-      if (before) Object.defineProperty(nav, 'storage', before);
-      else delete nav.storage;
-      if (!hadNavigator) delete g.navigator;
-    }
+    });
   });
 
   test('small files are copied into and read back from IndexedDB many per transaction', async () => {
