@@ -1,17 +1,18 @@
 // Uploads the same COUNT small real files (tmpfs) through each Dashboard in headless Chromium,
 // as a person would: pick them in the Dashboard's <input type=file>, wait until they are listed,
 // click upload. Times click to done in the page (Ferry: the status reads "Complete"; Uppy: every
-// file is upload-complete), counts the page's requests to /files/ by method, and compares every
-// stored file with its source by sha256. Each repetition starts a fresh server and data
-// directory (on disk, so the default durability costs what it costs); peers alternate.
+// file is upload-complete), counts the page's requests to /files/ from its resource timing, and
+// compares every stored file with its source by sha256. Each repetition starts a fresh server
+// and data directory (on disk, so the default durability costs what it costs); peers alternate.
+// The browser is driven over a bare DevTools pipe (bench/support/cdp.ts says why not Playwright).
 // Prints one JSON line per run, then one summary line; never fails on timing.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { launchBrowser } from '../../e2e/support/browser.ts';
 import { repoRoot, sha256, startFerry, storedTusUploads } from '../../e2e/support/ferry.ts';
+import { launchCdpBrowser } from '../support/cdp.ts';
 import { resultsDir } from '../support/page.ts';
 
 const results = resultsDir(
@@ -33,6 +34,8 @@ const ferryArgs = (process.env.FERRY_ARGS ?? '').split(' ').filter(Boolean);
 const ferryQuery = process.env.FERRY_QUERY ? `?${process.env.FERRY_QUERY}` : '';
 // PROFILE=1: record a CPU profile of the page from click to done (diagnosis; see profile.mjs).
 const profiling = process.env.PROFILE === '1';
+// TRACE=1: record a Chromium trace from click to done and print where each thread's time went.
+const tracing = process.env.TRACE === '1';
 const timeout = 300_000;
 
 /** COUNT files of KIB random KiB on tmpfs, and the sha256 of each by name. */
@@ -69,7 +72,6 @@ async function startPeer() {
       const exited = new Promise((ok) => child.once('exit', ok));
       child.kill('SIGTERM');
       await exited;
-      await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
@@ -90,12 +92,13 @@ async function storedPeerUploads(dataDir) {
 // Per peer: how to start its server, the page's selectors and the conditions the page checks.
 const pages = {
   ferry: {
-    start: () => startFerry(['--ui-dir', ferryUi, ...ferryArgs], { bin: ferryBin }),
+    start: () => startFerry(['--ui-dir', ferryUi, ...ferryArgs], { bin: ferryBin, keepData: true }),
     stored: storedTusUploads,
     ready: '!!window.ferry',
     input: '.ferry-dashboard input[type=file]:not([webkitdirectory])',
-    listed: `window.ferry.getFiles().length === ${count} && window.ferry.getFiles().every((f) => f.size !== null)`,
-    button: (tab) => tab.getByRole('button', { name: new RegExp(`^Upload ${count} files$`) }),
+    listed: `window.ferry.getFiles().length === ${count} && window.ferry.getFiles().every((f) => f.size !== null)
+      && document.querySelector('.ferry-status[data-state=waiting] .ferry-status-actions button')?.textContent === 'Upload ${count} files'`,
+    button: '.ferry-status[data-state=waiting] .ferry-status-actions button',
     done: `document.querySelector('[data-testid=ferry-status]')?.textContent === 'Complete'`,
   },
   uppy: {
@@ -103,8 +106,8 @@ const pages = {
     stored: storedPeerUploads,
     ready: '!!window.uppy',
     input: '.uppy-Dashboard-input:not([webkitdirectory])',
-    listed: `window.uppy.getFiles().length === ${count}`,
-    button: (tab) => tab.locator('.uppy-StatusBar-actionBtn--upload'),
+    listed: `window.uppy.getFiles().length === ${count} && !!document.querySelector('.uppy-StatusBar-actionBtn--upload')`,
+    button: '.uppy-StatusBar-actionBtn--upload',
     done: `window.uppy.getFiles().length === ${count} && window.uppy.getFiles().every((f) => f.progress.uploadComplete)`,
   },
 };
@@ -112,36 +115,46 @@ const pages = {
 /** One upload of every file through `name`'s Dashboard: its figures, stored bytes checked. */
 async function run(browser, name, files) {
   const page = pages[name];
+  // What earlier runs left unwritten (the peer never fsyncs) goes to disk now, not during this run.
+  execFileSync('sync');
   const server = await page.start();
-  const tab = await browser.context.newPage();
-  const requests = {};
-  tab.on('request', (r) => {
-    if (new URL(r.url()).pathname.startsWith('/files')) requests[r.method()] = (requests[r.method()] ?? 0) + 1;
-  });
+  dataDirs.push(server.dataDir);
+  const tab = await browser.open(`${server.url}/${name === 'ferry' ? ferryQuery : ''}`);
   try {
-    await tab.goto(`${server.url}/${name === 'ferry' ? ferryQuery : ''}`);
-    await tab.waitForFunction(page.ready);
-    await tab.locator(page.input).first().setInputFiles(files.paths, { timeout });
-    await tab.waitForFunction(page.listed, undefined, { timeout, polling: 100 });
+    await tab.waitFor(page.ready);
+    await tab.setInputFiles(page.input, files.paths);
+    await tab.waitFor(page.listed);
     // The clock starts at the click (capture phase) and stops on the first frame that sees done.
-    await tab.evaluate((done) => {
+    // The resource timing buffer holds every request of the run (its default is 250 entries).
+    await tab.evaluate(`(() => {
+      performance.clearResourceTimings();
+      performance.setResourceTimingBufferSize(100000);
       const probe = { clickAt: null, doneAt: null };
       window.__bench = probe;
       document.addEventListener('click', () => (probe.clickAt ??= performance.now()), true);
-      const isDone = new Function(`return ${done}`);
       const frame = () => {
-        if (probe.clickAt !== null && isDone()) probe.doneAt = performance.now();
+        if (probe.clickAt !== null && (${page.done})) probe.doneAt = performance.now();
         else requestAnimationFrame(frame);
       };
       requestAnimationFrame(frame);
-    }, page.done);
-    const profiler = profiling ? await startProfile(browser, tab) : undefined;
-    const metrics = await mainThreadMetrics(browser, tab);
-    await page.button(tab).click();
-    await tab.waitForFunction('window.__bench.doneAt !== null', undefined, { timeout, polling: 50 });
+    })()`);
+    const profiler = profiling ? await startProfile(tab) : undefined;
+    const tracer = tracing ? await startTrace(tab) : undefined;
+    const metrics = await mainThreadMetrics(tab);
+    await tab.click(page.button);
+    await tab.waitFor('window.__bench.doneAt !== null', { pollMs: 50, timeoutMs: timeout });
     const busy = await metrics.since();
     if (profiler) await profiler.stop(join(results, `${name}.cpuprofile`));
-    const probe = await tab.evaluate(() => window.__bench);
+    if (tracer) await tracer.stop(join(results, `${name}.trace.json`));
+    const probe = await tab.evaluate('window.__bench');
+    // Creations go to /files/ itself, every later request to an upload's URL under it.
+    const requests = await tab.evaluate(`(() => {
+      const paths = performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname);
+      return {
+        create: paths.filter((p) => p === '/files/' || p === '/files').length,
+        upload: paths.filter((p) => p.startsWith('/files/') && p !== '/files/').length,
+      };
+    })()`);
     const stored = await page.stored(server.dataDir);
     const exact = stored.filter((s) => files.digests.get(s.filename) === s.sha256).length;
     return {
@@ -165,18 +178,17 @@ async function run(browser, name, files) {
  * tasks, script, style and layout. Less sensitive than wall time to other load on the machine,
  * it shows where a page's time goes (the main thread is what limits many small uploads).
  */
-async function mainThreadMetrics(browser, tab) {
-  const cdp = await browser.context.newCDPSession(tab);
-  await cdp.send('Performance.enable');
+async function mainThreadMetrics(tab) {
+  await tab.send('Performance.enable');
   const read = async () => {
-    const { metrics } = await cdp.send('Performance.getMetrics');
+    const { metrics } = await tab.send('Performance.getMetrics');
     return Object.fromEntries(metrics.map((m) => [m.name, m.value]));
   };
   const before = await read();
   return {
     async since() {
       const after = await read();
-      await cdp.detach();
+      await tab.send('Performance.disable');
       const ms = (name) => Math.round((after[name] - before[name]) * 1000);
       return {
         tasks: ms('TaskDuration'),
@@ -189,19 +201,81 @@ async function mainThreadMetrics(browser, tab) {
 }
 
 /** Starts the page's CPU profiler; `stop` writes the profile and prints its heaviest functions. */
-async function startProfile(browser, tab) {
-  const cdp = await browser.context.newCDPSession(tab);
-  await cdp.send('Profiler.enable');
-  await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
-  await cdp.send('Profiler.start');
+async function startProfile(tab) {
+  await tab.send('Profiler.enable');
+  await tab.send('Profiler.setSamplingInterval', { interval: 200 });
+  await tab.send('Profiler.start');
   return {
     async stop(path) {
-      const { profile } = await cdp.send('Profiler.stop');
+      const { profile } = await tab.send('Profiler.stop');
       await writeFile(path, JSON.stringify(profile));
-      await cdp.detach();
+      await tab.send('Profiler.disable');
       for (const line of heaviest(profile, 25)) console.error(line);
     },
   };
+}
+
+/** Starts a Chromium trace; `stop` writes it and prints each busy thread's heaviest events by self time. */
+async function startTrace(tab) {
+  const events = [];
+  tab.on('Tracing.dataCollected', ({ value }) => events.push(...value));
+  const complete = new Promise((ok) => tab.on('Tracing.tracingComplete', ok));
+  await tab.send('Tracing.start', {
+    transferMode: 'ReportEvents',
+    traceConfig: {
+      includedCategories: [
+        'toplevel',
+        'devtools.timeline',
+        'blink',
+        'v8',
+        'netlog',
+        'mojom',
+        'loading',
+        'disabled-by-default-devtools.timeline',
+      ],
+    },
+  });
+  return {
+    async stop(path) {
+      await tab.send('Tracing.end');
+      await complete;
+      await writeFile(path, JSON.stringify({ traceEvents: events }));
+      for (const line of traceSummary(events, 12)) console.error(line);
+    },
+  };
+}
+
+/** Per process and thread with over 100 ms of events: total, then the `top` event names by self time. */
+function traceSummary(events, top) {
+  const names = new Map();
+  for (const e of events) if (e.ph === 'M' && e.name === 'thread_name') names.set(`${e.pid}/${e.tid}`, e.args.name);
+  const byThread = new Map();
+  for (const e of events) {
+    if (e.ph !== 'X' || typeof e.dur !== 'number') continue;
+    const key = `${e.pid}/${e.tid}`;
+    if (!byThread.has(key)) byThread.set(key, []);
+    byThread.get(key).push(e);
+  }
+  const lines = [];
+  for (const [key, list] of byThread) {
+    list.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+    const self = new Map();
+    const stack = [];
+    let total = 0;
+    for (const e of list) {
+      while (stack.length && stack.at(-1).ts + stack.at(-1).dur <= e.ts) stack.pop();
+      const parent = stack.at(-1);
+      if (parent) self.set(parent.name, (self.get(parent.name) ?? 0) - e.dur);
+      else total += e.dur;
+      self.set(e.name, (self.get(e.name) ?? 0) + e.dur);
+      stack.push(e);
+    }
+    if (total < 100_000) continue;
+    lines.push(`${names.get(key) ?? key} (${key}): ${(total / 1000).toFixed(0)} ms`);
+    for (const [name, us] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top))
+      lines.push(`  ${(us / 1000).toFixed(1).padStart(8)} ms  ${name}`);
+  }
+  return lines;
 }
 
 /** The `top` functions by self time in a CPU profile, as printable lines. */
@@ -230,8 +304,13 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
+// Every run's stored uploads, removed after the last run. Removing a thousand files just before
+// the next run makes that run's creations slower on ext4 without a journal (this VM's disk): it
+// skips each inode freed in the last minutes, so the cost would grow from run to run. Each run
+// starts after a `sync`, so none pays for writing back another's files.
+const dataDirs = [];
 const files = await sourceFiles();
-const browser = await launchBrowser();
+const browser = await launchCdpBrowser();
 const runs = [];
 try {
   for (let rep = 0; rep < reps; rep += 1) {
@@ -244,6 +323,7 @@ try {
   }
 } finally {
   await browser.close();
+  for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
 }
 const summary = { files: count, kib, reps };
 for (const name of peers) {

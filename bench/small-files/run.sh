@@ -3,8 +3,9 @@
 # headless Chromium and uploaded over tus, timed from the upload click to done. Ferry's demo page
 # of this checkout served by the release `ferry serve` (default durability: --fsync always) vs
 # Uppy's Dashboard + @uppy/tus served with @tus/server + @tus/file-store from one Node process
-# (which never fsyncs). Every stored file is compared with its source; request counts per method
-# explain the ratio. Goal: Ferry at least 3x faster. Figures only; never fails on timing.
+# (which never fsyncs). Every stored file is compared with its source; request counts (creations,
+# and requests to upload URLs) explain the ratio. Chromium is driven over a bare DevTools pipe
+# (bench/support/cdp.ts says why). Goal: Ferry at least 3x faster. Figures only; never fails on timing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"

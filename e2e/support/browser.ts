@@ -11,8 +11,8 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(options: { fakeMedia?: boolean } = {}): Promise<Browser> {
-  const userDataDir = await mkdtemp(join(tmpdir(), 'ferry-chromium-'));
+/** The flags this machine's Chromium needs (headless, no sandbox, no GPU, no background traffic). */
+export function chromiumFlags(options: { fakeMedia?: boolean } = {}): string[] {
   const args = [
     '--headless',
     '--no-sandbox',
@@ -24,6 +24,12 @@ export async function launchBrowser(options: { fakeMedia?: boolean } = {}): Prom
     '--disable-sync',
   ];
   if (options.fakeMedia) args.push('--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream');
+  return args;
+}
+
+export async function launchBrowser(options: { fakeMedia?: boolean } = {}): Promise<Browser> {
+  const userDataDir = await mkdtemp(join(tmpdir(), 'ferry-chromium-'));
+  const args = chromiumFlags(options);
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: chromiumPath,
     headless: true,

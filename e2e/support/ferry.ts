@@ -23,6 +23,8 @@ export interface RunningFerry {
 export interface StartOptions {
   bin?: string;
   cwd?: string;
+  /** `stop()` leaves the data directory for the caller to remove (benchmarks remove theirs at the end). */
+  keepData?: boolean;
 }
 
 export async function startFerry(extraArgs: string[] = [], options: StartOptions = {}): Promise<RunningFerry> {
@@ -63,7 +65,7 @@ export async function startFerry(extraArgs: string[] = [], options: StartOptions
         process.kill(child.pid, 'SIGTERM');
         await exited;
       }
-      await rm(dataDir, { recursive: true, force: true });
+      if (!options.keepData) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }
