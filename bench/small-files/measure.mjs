@@ -31,11 +31,14 @@ const peers = (process.env.PEERS ?? 'ferry,uppy').split(',');
 // Extra `ferry serve` flags, for diagnosis only (e.g. `--fsync never`): the goal is at the defaults.
 const ferryArgs = (process.env.FERRY_ARGS ?? '').split(' ').filter(Boolean);
 // A query for Ferry's demo page, for diagnosis only (e.g. `limit=6`, `recoveryMaxCopy=0`).
+// A peer named `ferry?QUERY` (e.g. `PEERS=ferry,ferry?readAhead=off`) is Ferry's page with it, so
+// two settings alternate in one run; FERRY_QUERY applies to plain `ferry`.
 const ferryQuery = process.env.FERRY_QUERY ? `?${process.env.FERRY_QUERY}` : '';
 // PROFILE=1: record a CPU profile of the page from click to done (diagnosis; see profile.mjs).
 const profiling = process.env.PROFILE === '1';
 // TRACE=1: record a Chromium trace from click to done and print where each thread's time went.
 const tracing = process.env.TRACE === '1';
+const thinkMs = Number(process.env.THINK_MS ?? 0);
 const timeout = 300_000;
 
 /** COUNT files of KIB random KiB on tmpfs, and the sha256 of each by name. */
@@ -114,16 +117,20 @@ const pages = {
 
 /** One upload of every file through `name`'s Dashboard: its figures, stored bytes checked. */
 async function run(browser, name, files) {
-  const page = pages[name];
+  const [kind, query] = name.split('?');
+  const page = pages[kind];
   // What earlier runs left unwritten (the peer never fsyncs) goes to disk now, not during this run.
   execFileSync('sync');
   const server = await page.start();
   dataDirs.push(server.dataDir);
-  const tab = await browser.open(`${server.url}/${name === 'ferry' ? ferryQuery : ''}`);
+  const search = query !== undefined ? `?${query}` : kind === 'ferry' ? ferryQuery : '';
+  const tab = await browser.open(`${server.url}/${search}`);
   try {
     await tab.waitFor(page.ready);
     await tab.setInputFiles(page.input, files.paths);
     await tab.waitFor(page.listed);
+    // THINK_MS: a person's pause between seeing the list and clicking (0, no pause, by default).
+    if (thinkMs > 0) await new Promise((ok) => setTimeout(ok, thinkMs));
     // The clock starts at the click (capture phase) and stops on the first frame that sees done.
     // The resource timing buffer holds every request of the run (its default is 250 entries).
     await tab.evaluate(`(() => {
@@ -325,7 +332,7 @@ try {
   await browser.close();
   for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
 }
-const summary = { files: count, kib, reps };
+const summary = { files: count, kib, reps, thinkMs };
 for (const name of peers) {
   const mine = runs.filter((r) => r.peer === name);
   summary[name] = {
@@ -334,6 +341,6 @@ for (const name of peers) {
     allExact: mine.every((r) => r.exact === count && r.stored === count),
   };
 }
-if (summary.ferry && summary.uppy)
+if (summary.ferry?.medianMs && summary.uppy?.medianMs)
   summary.uppyOverFerry = Number((summary.uppy.medianMs / summary.ferry.medianMs).toFixed(2));
 console.log(JSON.stringify({ summary }));

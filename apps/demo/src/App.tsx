@@ -8,7 +8,8 @@
  * their result, images can be edited from the file card, the screen can be captured, and files
  * dropped anywhere on the page are added. Recovery is on: a reload brings the files back;
  * `?recoveryMaxCopy=BYTES` copies only files up to that size (larger ones come back as ghosts),
- * `?recovery=off` turns it off (to measure what it costs);
+ * `?recovery=off` turns it off (to measure what it costs), as `?readAhead=off` does reading
+ * small files ahead;
  * `?fileSystemAccess` picks files through `showOpenFilePicker` (their handles need no copy).
  */
 import { Ferry, imageCompressor, type LocalePack, RemoteUploader, TusUploader } from '@ferry/core';
@@ -67,6 +68,7 @@ const ferry = new Ferry({
   // A reload or a crashed tab loses nothing: files and upload state come back from IndexedDB.
   recovery:
     params.get('recovery') === 'off' ? false : recoveryMaxCopy === null ? true : { maxCopySize: recoveryMaxCopy },
+  ...(params.get('readAhead') === 'off' ? { readAhead: false } : {}),
 });
 window.ferry = ferry;
 if (params.has('compress')) imageCompressor(ferry, { maxWidth: 1920, maxHeight: 1920, quality: 0.8 });

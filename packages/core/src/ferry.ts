@@ -22,6 +22,7 @@ import {
 import { browserOnlineSource, type OnlineSource } from './online.ts';
 import { type Phase, type Processor, Processors } from './processors.ts';
 import { DEFAULT_PROGRESS_THROTTLE } from './progress-batcher.ts';
+import { ReadAhead, type ReadAheadOptions } from './read-ahead.ts';
 import { Recovery, type RecoveryHost, type RecoveryOptions } from './recovery/recovery.ts';
 import { type Action, type FilePatch, initialState, reduce } from './reducer.ts';
 import { checkMinFiles, noRestrictions } from './restrictions.ts';
@@ -88,6 +89,12 @@ export interface FerryOptions {
    * afterwards (see `sizing.ts`): how large, and the slice length (tuning; tests give a clock).
    */
   sizing?: SizingOptions;
+  /**
+   * Small files' bytes are read into memory while the page is idle, so their upload sends bytes,
+   * which costs the browser less than sending a File (see `read-ahead.ts`): how large a file, and
+   * how many bytes at once. On by default (files up to 64 KiB, 16 MiB held); false turns it off.
+   */
+  readAhead?: ReadAheadOptions | false;
 }
 
 export class Ferry {
@@ -107,6 +114,7 @@ export class Ferry {
   readonly #processors = new Processors();
   readonly #sizes: SizeReader;
   readonly #eagerUpTo: number;
+  readonly #readAhead: ReadAhead;
   /** Present when `recovery` is on and the page has IndexedDB. */
   readonly recovery: Recovery | undefined;
   #autoQueued = false;
@@ -140,6 +148,12 @@ export class Ferry {
     });
     this.#eagerUpTo = options.sizing?.eagerUpTo ?? DEFAULT_EAGER_UP_TO;
     this.#sizes = new SizeReader(this.#sizingHost(), options.sizing);
+    this.#readAhead = new ReadAhead(
+      { getFile: (id) => this.getFile(id), idle: () => this.getState().sizesPending === 0 && !this.#runner.busy },
+      options.readAhead === false ? { maxFileSize: 0 } : options.readAhead,
+    );
+    // Uploaded: its bytes are not needed again.
+    this.on('upload-success', (file) => this.#readAhead.drop(file.id));
     this.#connectivity = new Connectivity(
       {
         setOffline: (offline) => {
@@ -265,7 +279,9 @@ export class Ferry {
       if (deferSizes) this.#sizes.read(accepted, sources);
       if (this.#options.autoProceed) this.#scheduleAutoUpload();
     }
-    return accepted.map((f) => f.id);
+    const ids = accepted.map((f) => f.id);
+    this.#readAhead.want(ids);
+    return ids;
   }
 
   /** The headers of `FerryOptions.headers` as they are now (the function, if one, is called). */
@@ -300,6 +316,7 @@ export class Ferry {
     this.#dispatch({ type: 'remove', ids: files.map((f) => f.id) });
     for (const f of files) {
       this.#runner.drop(f.id, why);
+      this.#readAhead.drop(f.id);
       this.#events.emit('file-removed', f, reason);
     }
   }
@@ -392,6 +409,9 @@ export class Ferry {
     this.#dispatch({ type: 'data', id, data, name: name ?? ((data as Partial<File>).name || file.name) });
     const next = this.getFile(id);
     if (next) this.#index.add(next, fileKey(next));
+    // The bytes read ahead were the old data's.
+    this.#readAhead.drop(id);
+    this.#readAhead.want([id]);
     return true;
   }
 
@@ -420,6 +440,7 @@ export class Ferry {
   /** Stops uploads, timers and listeners. */
   destroy(): void {
     this.#sizes.stop();
+    this.#readAhead.stop();
     this.recovery?.stop();
     this.#runner.destroy();
     this.#connectivity.stop();
@@ -456,6 +477,7 @@ export class Ferry {
       companionUrl: this.companionUrl,
       providerClient: (id: string) => (this.companionUrl === undefined ? undefined : this.providers.client(id)),
       requestHeaders: () => this.requestHeaders(),
+      bytesOf: (file: FerryFile) => this.#readAhead.bytesOf(file),
     };
   }
 
@@ -476,6 +498,7 @@ export class Ferry {
       finished: (rejections) => {
         const summary = rejectionSummary(rejections, this.i18n);
         if (summary) this.info(summary, 'error', 5000);
+        this.#readAhead.resume();
       },
     };
   }
@@ -527,6 +550,7 @@ export class Ferry {
       } else {
         await this.#runner.run(ready);
       }
+      this.#readAhead.resume();
     }
     const files = ids.map((id) => this.getFile(id)).filter((f): f is FerryFile => f !== undefined);
     const result = {

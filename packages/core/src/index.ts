@@ -4,7 +4,7 @@
  * Layout: `ferry.ts` (the public engine, wiring only), `types.ts` (data shapes), `reducer.ts`
  * (every state change, one action union), `store.ts` (observable store), `emitter.ts` +
  * `events.ts` (events), `files.ts` (records), `admission.ts` (adding files), `sizing.ts` + `slicer.ts` (sizes of large
- * batches read in time slices after adding), `restrictions.ts`
+ * batches read in time slices after adding), `read-ahead.ts` (small files' bytes read while idle), `restrictions.ts`
  * (rejections as data, `formatSize`), `locale.ts` (plural rules, placeholders, packs) + `locales/` (one
  * pack per language, English the reference), `informer.ts`
  * (toasts), `runner.ts` (file and bundle runs, one completion), `limiter.ts` (concurrency),
@@ -123,6 +123,11 @@ export {
 export { en } from './locales/en.ts';
 export { browserOnlineSource, DEFAULT_ONLINE_CHECK_INTERVAL, type OnlineSource, OnlineWatcher } from './online.ts';
 export { DEFAULT_PROGRESS_THROTTLE, ProgressBatcher } from './progress-batcher.ts';
+export {
+  DEFAULT_READ_AHEAD_BUDGET,
+  DEFAULT_READ_AHEAD_FILE_SIZE,
+  type ReadAheadOptions,
+} from './read-ahead.ts';
 export { ByteKeeper, type BytesKind, DEFAULT_MAX_COPY_SIZE, type FileHandleLike } from './recovery/bytes.ts';
 export {
   Recovery,

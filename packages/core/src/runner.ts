@@ -33,6 +33,8 @@ export interface EngineHost {
   providerClient?(id: string): ProviderClient | undefined;
   /** The engine's request headers (`FerryOptions.headers`), resolved now. */
   requestHeaders(): Promise<Record<string, string>>;
+  /** The file's bytes when they were read ahead (see `read-ahead.ts`). */
+  bytesOf?(file: FerryFile): Uint8Array | undefined;
 }
 
 export interface RunnerOptions {
@@ -100,6 +102,11 @@ export class Runner {
 
   isRunning(id: string): boolean {
     return this.#running.has(id);
+  }
+
+  /** Whether any file is in a request or waiting for a slot. */
+  get busy(): boolean {
+    return this.#running.size > 0;
   }
 
   runningIds(): string[] {
@@ -230,6 +237,7 @@ export class Runner {
         ...base,
         onProgress: (sent, total) => progress([{ id: file.id, bytesUploaded: sent, bytesTotal: total }]),
         patchFile: (p) => patch(file.id, p),
+        bytes: () => this.#host.bytesOf?.(file),
       };
       return [await uploader.upload(file, context)];
     }

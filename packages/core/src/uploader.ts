@@ -51,6 +51,11 @@ export interface UploadContext {
   providerClient?(id: string): ProviderClient | undefined;
   /** The engine's headers (`FerryOptions.headers`), fresh for each request; uploaders send them on every request. */
   headers?(): Promise<Record<string, string>>;
+  /**
+   * The file's bytes when the engine read them ahead (small files; see `read-ahead.ts`): the
+   * same bytes as `file.data`, and a cheaper request body for the browser than the Blob.
+   */
+  bytes?(): Uint8Array | undefined;
 }
 
 /** What {@link Uploader.cancel} gets from the engine. */

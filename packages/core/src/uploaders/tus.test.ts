@@ -346,3 +346,26 @@ test('a small file the server took only part of keeps its URL and sends the rest
   expect(patches).toEqual([{ tus: { uploadUrl: `${base}/files/1` } }]);
   expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
 });
+
+test('a small file read ahead is sent from its bytes; bytes that are not the whole file are not', async () => {
+  const bytes = pattern(10 * 1024);
+  // Other content of the same length shows which body went: the engine's bytes, not the Blob.
+  const readAhead = bytes.map((b) => b ^ 0xff);
+  const small = new TusUploader({ endpoint: `${base}/files/`, retryDelays: [] });
+  const first = context();
+  await small.upload(localFile(bytes), { ...first.ctx, bytes: () => readAhead });
+  expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(readAhead));
+  expect(first.progress.at(-1)).toBe(bytes.length);
+  // Bytes of another length (a stale read) are ignored: the file itself goes.
+  const second = context();
+  await small.upload(localFile(bytes), { ...second.ctx, bytes: () => readAhead.subarray(1) });
+  expect(sha256(uploads.get('/files/2')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
+  expect(log).toEqual(['POST /files/ 201', 'POST /files/ 201']);
+});
+
+test('a file over smallFileSize never sends bytes read ahead, even when offered', async () => {
+  const bytes = pattern(10 * 1024);
+  const { ctx } = context();
+  await uploader().upload(localFile(bytes), { ...ctx, bytes: () => bytes.map((b) => b ^ 0xff) });
+  expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
+});
