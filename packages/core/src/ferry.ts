@@ -90,9 +90,10 @@ export interface FerryOptions {
    */
   sizing?: SizingOptions;
   /**
-   * Small files' bytes are read into memory while the page is idle, so their upload sends bytes,
-   * which costs the browser less than sending a File (see `read-ahead.ts`): how large a file, and
-   * how many bytes at once. On by default (files up to 64 KiB, 16 MiB held); false turns it off.
+   * Small files' bytes are read into memory while the engine is idle (no sizes being read, no
+   * upload running), so their upload sends bytes, which costs the browser less than sending a File
+   * (see `read-ahead.ts`): how large a file, and how many bytes at once. On by default (files up
+   * to 64 KiB, 16 MiB held); false turns it off.
    */
   readAhead?: ReadAheadOptions | false;
 }
