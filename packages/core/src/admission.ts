@@ -85,11 +85,3 @@ export function admitSize(
   ctx.index.settle(file.id, size, key);
   return { size };
 }
-
-/** One message for a batch of refusals: the first, plus how many more (no flood of toasts). */
-export function rejectionSummary(rejections: Rejection[], i18n: AdmissionContext['i18n']): string | null {
-  const first = rejections[0];
-  if (!first) return null;
-  if (rejections.length === 1) return first.message;
-  return i18n('andNMore', { message: first.message, smart_count: rejections.length - 1 });
-}

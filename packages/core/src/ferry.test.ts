@@ -106,6 +106,39 @@ describe('adding files', () => {
     expect(ferry.getState().info).toEqual([]);
   });
 
+  test('refusals in batches close together (a folder dropped in parts) add up in one toast', () => {
+    make({ restrictions: { maxFileSize: 10 }, sizing: { eagerUpTo: 1000 } });
+    const part = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ name: `big${from + i}.bin`, data: blob(11) }));
+    ferry.addFiles(part(0, 3));
+    const first = ferry.getState().info[0]?.id;
+    vi.advanceTimersByTime(4000);
+    ferry.addFiles([{ name: 'ok.txt', data: blob(5) }, ...part(3, 4)]);
+    // The same toast, in its place, counting both parts; its 5 s start again.
+    expect(ferry.getState().info.map((i) => [i.id, i.message])).toEqual([
+      [first, 'big0.bin exceeds maximum allowed size of 10 B (and 6 more)'],
+    ]);
+    vi.advanceTimersByTime(4000);
+    expect(ferry.getState().info).toHaveLength(1);
+    vi.advanceTimersByTime(1000);
+    expect(ferry.getState().info).toEqual([]);
+    // Once it is gone, the next refusal starts its own count.
+    ferry.addFiles(part(7, 1));
+    expect(ferry.getState().info.map((i) => i.message)).toEqual(['big7.bin exceeds maximum allowed size of 10 B']);
+    expect(ferry.getState().info[0]?.id).not.toBe(first);
+  });
+
+  test('a refusal toast dismissed by hand is not brought back by the next refusal', () => {
+    make({ restrictions: { maxFileSize: 10 }, sizing: { eagerUpTo: 1000 } });
+    ferry.addFiles([
+      { name: 'a.bin', data: blob(11) },
+      { name: 'b.bin', data: blob(11) },
+    ]);
+    ferry.hideInfo(ferry.getState().info[0]?.id);
+    ferry.addFiles([{ name: 'c.bin', data: blob(11) }]);
+    expect(ferry.getState().info.map((i) => i.message)).toEqual(['c.bin exceeds maximum allowed size of 10 B']);
+  });
+
   test('duplicates are refused, even within one call; removing frees the slot', () => {
     make();
     const file = new File(['abc'], 'a.txt', { type: 'text/plain', lastModified: 1 });

@@ -3,7 +3,7 @@
  * admission (restrictions), the informer, connectivity and the processors. Behaviour lives in
  * those modules; this file wires them and emits the events.
  */
-import { admit, rejectionSummary } from './admission.ts';
+import { admit } from './admission.ts';
 import { importLink, type LinkImportResult } from './companion/link.ts';
 import { Providers, type ProvidersOptions } from './companion/providers.ts';
 import { Connectivity } from './connectivity.ts';
@@ -25,6 +25,7 @@ import { DEFAULT_PROGRESS_THROTTLE } from './progress-batcher.ts';
 import { ReadAhead, type ReadAheadOptions } from './read-ahead.ts';
 import { Recovery, type RecoveryHost, type RecoveryOptions } from './recovery/recovery.ts';
 import { type Action, type FilePatch, initialState, reduce } from './reducer.ts';
+import { Refusals } from './refusals.ts';
 import { checkMinFiles, noRestrictions } from './restrictions.ts';
 import { type EngineHost, Runner } from './runner.ts';
 import { DEFAULT_EAGER_UP_TO, SizeReader, type SizingHost, type SizingOptions } from './sizing.ts';
@@ -110,6 +111,7 @@ export class Ferry {
   readonly #restrictions: Restrictions;
   #locale: Locale;
   readonly #informer: Informer;
+  readonly #refusals: Refusals;
   readonly #runner: Runner;
   readonly #connectivity: Connectivity;
   readonly #processors = new Processors();
@@ -141,6 +143,12 @@ export class Ferry {
         this.#store.dispatch({ type: 'info-hide', id: info.id });
         this.#events.emit('info-hidden', info);
       },
+    });
+    this.#refusals = new Refusals({
+      showing: (id) => this.#informer.showing(id),
+      info: (message, type, duration) => this.#informer.info(message, type, duration),
+      update: (id, message, type, duration) => this.#informer.update(id, message, type, duration),
+      i18n: this.i18n,
     });
     this.#runner = new Runner(this.#engineHost(), {
       limit: options.limit ?? 0,
@@ -268,11 +276,7 @@ export class Ferry {
       deferSizes,
     });
     for (const r of rejected) this.#events.emit('restriction-failed', r.descriptor, r.rejection);
-    const summary = rejectionSummary(
-      rejected.filter((r) => r.shown).map((r) => r.rejection),
-      this.i18n,
-    );
-    if (summary) this.info(summary, 'error', 5000);
+    this.#refusals.tell(rejected.filter((r) => r.shown).map((r) => r.rejection));
     if (accepted.length > 0) {
       this.#dispatch({ type: 'add', files: accepted });
       for (const file of accepted) this.#events.emit('file-added', file);
@@ -497,8 +501,7 @@ export class Ferry {
         for (const f of gone) this.#events.emit('file-removed', f, 'restriction-failed');
       },
       finished: (rejections) => {
-        const summary = rejectionSummary(rejections, this.i18n);
-        if (summary) this.info(summary, 'error', 5000);
+        this.#refusals.tell(rejections);
         this.#readAhead.resume();
       },
     };
@@ -512,7 +515,8 @@ export class Ferry {
       subscribe: (listener) => this.subscribe((state) => listener(state)),
       restore: (files) => {
         for (const f of files) this.#index.add(f, fileKey(f));
-        this.#dispatch({ type: 'add', files });
+        // Ahead of files added while the records were read: the list is in add order.
+        this.#dispatch({ type: 'add', files, first: true });
       },
       run: (ids) => void this.#runBatch(ids),
       revive: (revivals) => {

@@ -36,6 +36,19 @@ export class Informer {
     return info.id;
   }
 
+  /** Whether message `id` still shows. */
+  showing(id: string): boolean {
+    return this.#host.current().some((i) => i.id === id);
+  }
+
+  /** Replaces the text of message `id` in place and restarts its duration; nothing if it is gone. */
+  update(id: string, message: string, type: InfoType, duration: number): void {
+    if (!this.showing(id)) return;
+    const info: InfoMessage = { id, type, message, duration };
+    this.#host.show(info);
+    this.#schedule(info, duration);
+  }
+
   /** Hides the message `id`, or the oldest one when no id is given. */
   hide(id?: string): void {
     const queue = this.#host.current();

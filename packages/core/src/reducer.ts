@@ -72,7 +72,8 @@ export interface Revival {
 }
 
 export type Action =
-  | { type: 'add'; files: FerryFile[] }
+  /** `first`: ahead of the files already listed (restored files, added before this page's). */
+  | { type: 'add'; files: FerryFile[]; first?: boolean }
   /** One slice of pending sizes: the sizes read, and the files a size check refused. */
   | { type: 'sized'; sizes: SizeUpdate[]; rejected: string[] }
   | { type: 'remove'; ids: string[] }
@@ -126,7 +127,7 @@ export function reduce(state: FerryState, action: Action): FerryState {
     case 'add': {
       if (action.files.length === 0) return state;
       const files = copyFiles(state.files);
-      const fileIds = state.fileIds.slice();
+      const fileIds = action.first ? [] : state.fileIds.slice();
       let totals = state.totals;
       let sizesPending = state.sizesPending;
       const counts = { ...state.counts };
@@ -138,6 +139,7 @@ export function reduce(state: FerryState, action: Action): FerryState {
         // New files rarely count towards progress (not started): skip the bookkeeping then.
         if (file.progress.uploadStarted !== null) totals = adjust(totals, undefined, file);
       }
+      if (action.first) for (const id of state.fileIds) fileIds.push(id);
       return withTotals({ ...state, files, fileIds, sizesPending, counts }, totals);
     }
     case 'sized': {
@@ -286,8 +288,12 @@ export function reduce(state: FerryState, action: Action): FerryState {
       const withMeta = updateMany(state, state.fileIds, (f) => ({ ...f, meta: { ...f.meta, ...action.meta } }));
       return { ...withMeta, meta: { ...state.meta, ...action.meta } };
     }
-    case 'info-show':
-      return { ...state, info: [...state.info, action.info] };
+    case 'info-show': {
+      // A message shown again under its id (an updated count) keeps its place in the queue.
+      const at = state.info.findIndex((i) => i.id === action.info.id);
+      if (at === -1) return { ...state, info: [...state.info, action.info] };
+      return { ...state, info: state.info.map((i, n) => (n === at ? action.info : i)) };
+    }
     case 'info-hide': {
       const info = state.info.filter((i) => i.id !== action.id);
       return info.length === state.info.length ? state : { ...state, info };

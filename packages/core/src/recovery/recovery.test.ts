@@ -422,6 +422,31 @@ describe('recovery', () => {
     expect(third.ferry.getFiles().map((f) => f.id)).toEqual([...kept.slice(1), ...more]);
   });
 
+  test('files added while the records are read list after the restored ones, on this page and the next', async () => {
+    const db = new IDBFactory();
+    const first = await page(db, { fresh: true });
+    const restored = first.ferry.addFiles(names(3).map((n, i) => ({ data: file(`old-${n}`, [i]) })));
+    await settle(first.ferry);
+    first.ferry.destroy();
+
+    // Added in the same task as the engine is made: before recovery has read anything back.
+    const Engine = await freshFerry();
+    const second = new Engine({
+      uploader: new ManualUploader(),
+      online: offline,
+      recovery: { indexedDB: db, opfs: false, throttle: 20 },
+    });
+    engines.push(second);
+    const early = second.addFiles(names(2).map((n, i) => ({ data: file(`new-${n}`, [9, i]) })));
+    await settle(second);
+    expect(second.recovery?.getSnapshot().restored).toBe(3);
+    expect(second.getFiles().map((f) => f.id)).toEqual([...restored, ...early]);
+    second.destroy();
+
+    const third = await page(db, { fresh: true });
+    expect(third.ferry.getFiles().map((f) => f.id)).toEqual([...restored, ...early]);
+  });
+
   test('records saved before the add order was kept still restore, oldest first', async () => {
     const db = new IDBFactory();
     const first = await page(db, { fresh: true });
