@@ -46,7 +46,7 @@ export interface ReadAheadHost {
 interface Held {
   data: Blob;
   size: number;
-  bytes?: Uint8Array;
+  bytes?: Uint8Array<ArrayBuffer>;
 }
 
 export class ReadAhead {
@@ -76,7 +76,7 @@ export class ReadAhead {
   }
 
   /** The bytes of `file`'s current data, once read. */
-  bytesOf(file: FerryFile): Uint8Array | undefined {
+  bytesOf(file: FerryFile): Uint8Array<ArrayBuffer> | undefined {
     const held = this.#held.get(file.id);
     return held && held.data === file.data ? held.bytes : undefined;
   }

@@ -34,7 +34,7 @@ export interface EngineHost {
   /** The engine's request headers (`FerryOptions.headers`), resolved now. */
   requestHeaders(): Promise<Record<string, string>>;
   /** The file's bytes when they were read ahead (see `read-ahead.ts`). */
-  bytesOf?(file: FerryFile): Uint8Array | undefined;
+  bytesOf?(file: FerryFile): Uint8Array<ArrayBuffer> | undefined;
 }
 
 export interface RunnerOptions {

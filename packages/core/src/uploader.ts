@@ -55,7 +55,17 @@ export interface UploadContext {
    * The file's bytes when the engine read them ahead (small files; see `read-ahead.ts`): the
    * same bytes as `file.data`, and a cheaper request body for the browser than the Blob.
    */
-  bytes?(): Uint8Array | undefined;
+  bytes?(): Uint8Array<ArrayBuffer> | undefined;
+}
+
+/**
+ * The bytes read ahead for `data` (`UploadContext.bytes`) when they are all of it, else undefined.
+ * Sent instead of the Blob they are a cheaper request body, and they are the file as it was
+ * picked: Chromium refuses to send a picked file that changed on disk since.
+ */
+export function bytesReadAhead(data: Blob, context: Pick<UploadContext, 'bytes'>): Uint8Array<ArrayBuffer> | undefined {
+  const bytes = context.bytes?.();
+  return bytes?.byteLength === data.size ? bytes : undefined;
 }
 
 /** What {@link Uploader.cancel} gets from the engine. */

@@ -109,6 +109,25 @@ test('PUT sends the raw file with the signed headers', async () => {
   expect(result.uploadURL).toBe('http://bucket/b/k');
 });
 
+test('bytes read ahead go instead of the Blob: as the PUT body, and as the form part named like the file', async () => {
+  const bytes = new TextEncoder().encode('HELLO');
+  params = { method: 'PUT', url: 'http://bucket/b/k?X-Amz-Signature=s', headers: { 'content-type': 'text/plain' } };
+  answer = { status: 200, body: '' };
+  const s3 = new S3Uploader({ companionUrl: 'http://c', method: 'put', retryDelays: [] });
+  await s3.upload(file, { ...context(), bytes: () => bytes });
+  expect(sent[1]?.body).toBe(bytes);
+
+  params = { method: 'POST', url: 'http://bucket/b/', fields: { key: 'k' } };
+  answer = { status: 204, body: '' };
+  await new S3Uploader({ companionUrl: 'http://c', retryDelays: [] }).upload(file, {
+    ...context(),
+    bytes: () => bytes,
+  });
+  const part = (sent[3]?.body as FormData).get('file') as File;
+  expect(part.name).toBe('a b.txt');
+  expect(await part.text()).toBe('HELLO');
+});
+
 test("a refusal shows the bucket's Message; bad params are a clear error", async () => {
   params = { method: 'POST', url: 'http://bucket/b/', fields: {} };
   answer = { status: 403, body: '<Error><Code>AccessDenied</Code><Message>Policy expired</Message></Error>' };

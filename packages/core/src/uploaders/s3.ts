@@ -6,7 +6,7 @@
  */
 import { DEFAULT_RETRY_DELAYS, withRetries } from '../retryer.ts';
 import type { FerryFile } from '../types.ts';
-import { type UploadContext, type Uploader, UploaderError, type UploadResult } from '../uploader.ts';
+import { bytesReadAhead, type UploadContext, type Uploader, UploaderError, type UploadResult } from '../uploader.ts';
 import { pickMeta, retryStatus, S3Signer, type S3SignerOptions } from './s3-signer.ts';
 import { readS3Xml } from './s3-xml.ts';
 import { sendXhr } from './send-xhr.ts';
@@ -37,11 +37,13 @@ export class S3Uploader implements Uploader {
     return withRetries(
       async () => {
         const params = await this.#signer.params(file.name, file.type, meta, this.#options.method, context.signal);
-        let body: Blob | FormData = data;
+        const bytes = bytesReadAhead(data, context);
+        let body: Blob | FormData | Uint8Array<ArrayBuffer> = bytes ?? data;
         if (params.method === 'POST') {
           const form = new FormData();
           for (const [k, v] of Object.entries(params.fields)) form.append(k, v);
-          form.append('file', data, file.name);
+          // A form part must be a Blob: the bytes read ahead become one in memory.
+          form.append('file', bytes ? new Blob([bytes], { type: data.type }) : data, file.name);
           body = form;
         }
         const answer = await sendXhr({

@@ -19,7 +19,7 @@ export interface XhrAnswer {
 export interface XhrRequest {
   method: string;
   url: string;
-  body: Blob | FormData;
+  body: Blob | FormData | Uint8Array<ArrayBuffer>;
   headers?: Record<string, string>;
   withCredentials?: boolean;
   signal: AbortSignal;

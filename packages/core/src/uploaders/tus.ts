@@ -9,6 +9,7 @@ import * as tus from 'tus-js-client';
 import { DEFAULT_RETRY_DELAYS, shouldRetry } from '../retryer.ts';
 import type { FerryFile } from '../types.ts';
 import {
+  bytesReadAhead,
   type CancelContext,
   type RequestHeaders,
   resolveHeaders,
@@ -51,12 +52,12 @@ export interface TusOptions {
  * The bytes the engine read ahead, when it did, go instead of the file: a cheaper body still.
  * tus-js-client takes a body's length from its `size`, which bytes are given.
  */
-function wholeFileReader(bytes: Uint8Array | undefined): tus.FileReader {
+function wholeFileReader(bytes: Uint8Array<ArrayBuffer> | undefined): tus.FileReader {
   return {
     openFile: async (input: Blob) => ({
       size: input.size,
       slice: async (start: number, end: number) => ({
-        value: start === 0 && end >= input.size ? (whole(bytes, input.size) ?? input) : input.slice(start, end),
+        value: start === 0 && end >= input.size && bytes ? sized(bytes) : input.slice(start, end),
         done: end >= input.size,
       }),
       close: () => undefined,
@@ -64,10 +65,9 @@ function wholeFileReader(bytes: Uint8Array | undefined): tus.FileReader {
   };
 }
 
-/** A view of `bytes` with the `size` tus-js-client reads, when they are the whole file. */
-function whole(bytes: Uint8Array | undefined, size: number): (Uint8Array & { size: number }) | undefined {
-  if (bytes?.byteLength !== size) return undefined;
-  return Object.assign(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), { size });
+/** A view of `bytes` with the `size` tus-js-client reads. */
+function sized(bytes: Uint8Array<ArrayBuffer>): Uint8Array & { size: number } {
+  return Object.assign(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), { size: bytes.byteLength });
 }
 
 export class TusUploader implements Uploader {
@@ -99,7 +99,7 @@ export class TusUploader implements Uploader {
         ...(file.tus?.uploadUrl ? { uploadUrl: file.tus.uploadUrl } : {}),
         ...(this.#options.chunkSize ? { chunkSize: this.#options.chunkSize } : {}),
         uploadDataDuringCreation: small,
-        fileReader: wholeFileReader(small ? context.bytes?.() : undefined),
+        fileReader: wholeFileReader(small ? bytesReadAhead(data, context) : undefined),
         // Headers are set per request, so a refreshed token reaches every PATCH and HEAD.
         onBeforeRequest: async (req) => {
           const headers = await resolveHeaders(context.headers, this.#options.headers);

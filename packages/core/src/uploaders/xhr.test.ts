@@ -142,6 +142,35 @@ test('raw mode: the file is the body with its own type, sent with the configured
   expect(sha256(r.body)).toBe(sha256(bytes));
 });
 
+test('bytes read ahead are sent instead of the file, as the form part and as the raw body', async () => {
+  const bytes = pattern(10 * 1024, 5);
+  // Other content of the same length shows which body went: the engine's bytes, not the File.
+  const readAhead = bytes.map((b) => b ^ 0xff);
+  const { ctx } = context();
+  await new XhrUploader({ endpoint: `${base}/form` }).upload(localFile('e.bin', bytes), {
+    ...ctx,
+    bytes: () => readAhead,
+  });
+  const sent = (await formOf(received[0] as Received)).get('files[]') as File;
+  expect(sent.name).toBe('e.bin');
+  expect(sent.type).toBe('application/x-test');
+  expect(sha256(new Uint8Array(await sent.arrayBuffer()))).toBe(sha256(readAhead));
+
+  await new XhrUploader({ endpoint: `${base}/raw`, formData: false }).upload(localFile('e.bin', bytes), {
+    ...ctx,
+    bytes: () => readAhead,
+  });
+  expect(received[1]?.headers['content-type']).toBe('application/x-test');
+  expect(sha256(received[1]?.body ?? Buffer.alloc(0))).toBe(sha256(readAhead));
+
+  // Bytes of another length are not the file's: the File goes.
+  await new XhrUploader({ endpoint: `${base}/raw`, formData: false }).upload(localFile('e.bin', bytes), {
+    ...ctx,
+    bytes: () => readAhead.subarray(1),
+  });
+  expect(sha256(received[2]?.body ?? Buffer.alloc(0))).toBe(sha256(bytes));
+});
+
 test("a refusal keeps the server's status and message and is not retried", async () => {
   const { ctx } = context();
   const upload = new XhrUploader({ endpoint: `${base}/refuse`, retryDelays: [0, 0] }).upload(

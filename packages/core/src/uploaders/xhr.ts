@@ -8,6 +8,7 @@ import { DEFAULT_RETRY_DELAYS, isRetryableStatus, withRetries } from '../retryer
 import type { FerryFile } from '../types.ts';
 import {
   type BundleContext,
+  bytesReadAhead,
   type UploadContext,
   type Uploader,
   UploaderError,
@@ -60,12 +61,18 @@ export class XhrUploader implements Uploader {
     if (!file.data) throw new UploaderError('xhr: the file has no local data', { retryable: false });
     const data = file.data;
     const form = this.#options.formData !== false;
+    const bytes = bytesReadAhead(data, context);
     const response = await this.#withRetries(context, () => {
-      let body: Blob | FormData = data;
+      let body: Blob | FormData | Uint8Array<ArrayBuffer> = bytes ?? data;
       if (form) {
         const fd = new FormData();
         this.#appendMeta(fd, file.meta);
-        fd.append(this.#options.fieldName ?? 'files[]', data, file.name);
+        // A form part must be a Blob: the bytes read ahead become one in memory.
+        fd.append(
+          this.#options.fieldName ?? 'files[]',
+          bytes ? new Blob([bytes], { type: data.type }) : data,
+          file.name,
+        );
         body = fd;
       }
       return this.#send(file, body, form ? undefined : file.type, context);
@@ -113,7 +120,7 @@ export class XhrUploader implements Uploader {
 
   async #send(
     file: FerryFile,
-    body: Blob | FormData,
+    body: Blob | FormData | Uint8Array<ArrayBuffer>,
     contentType: string | undefined,
     context: Pick<UploadContext, 'signal' | 'onProgress' | 'i18n' | 'headers'>,
   ): Promise<Response> {
