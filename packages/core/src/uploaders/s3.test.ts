@@ -123,7 +123,7 @@ test('bytes read ahead go instead of the Blob: as the PUT body, and as the form 
     ...context(),
     bytes: () => bytes,
   });
-  const part = (sent[3]?.body as FormData).get('file') as File;
+  const part = (sent[3]?.body as FormData | undefined)?.get('file') as File;
   expect(part.name).toBe('a b.txt');
   expect(await part.text()).toBe('HELLO');
 });
