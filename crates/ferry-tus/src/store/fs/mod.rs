@@ -4,7 +4,9 @@
 //! bytes the kernel really holds. Info files are written to a temporary name, synced and renamed,
 //! so a crash leaves the old or the new info, never half of one. By default ([`Fsync::Always`])
 //! each `write` syncs the data file before it returns, so an acknowledged offset survives power
-//! loss, not just a crash of the process (see the README's durability section).
+//! loss, not just a crash of the process (see the README's durability section). The directory
+//! sync that makes a creation's entries durable is shared by creations that run at once
+//! ([`dir_sync`]).
 //!
 //! File system calls that belong together run as one blocking task (creating an upload is five
 //! calls, reading its info two), so a request waits for the blocking pool once, not per call.
@@ -19,6 +21,7 @@
 
 mod append;
 mod caps;
+mod dir_sync;
 mod stage;
 
 use std::fs::{self, File, OpenOptions};
@@ -55,6 +58,7 @@ pub struct FsStore {
     fsync: Fsync,
     appends: Arc<append::Appends>,
     entries: Arc<DirEntries>,
+    dir_sync: Arc<dir_sync::DirSync>,
 }
 
 impl FsStore {
@@ -67,6 +71,7 @@ impl FsStore {
             fsync: Fsync::default(),
             appends: Arc::default(),
             entries: Arc::default(),
+            dir_sync: Arc::default(),
         })
     }
 
@@ -97,6 +102,7 @@ impl FsStore {
         let paths = Paths {
             fsync: self.fsync,
             entries: self.entries.clone(),
+            dir_sync: self.dir_sync.clone(),
             dir: self.dir.clone(),
             data: self.data_path(id),
             info: self.info_path(id),
@@ -150,6 +156,7 @@ impl DirEntries {
 struct Paths {
     fsync: Fsync,
     entries: Arc<DirEntries>,
+    dir_sync: Arc<dir_sync::DirSync>,
     dir: PathBuf,
     data: PathBuf,
     info: PathBuf,
@@ -207,8 +214,11 @@ impl Paths {
         file.write_all(&json)?;
         self.sync(&file)?;
         self.entries.change(|| fs::rename(&tmp, &self.info))?;
-        // Makes the rename (and the data file's creation) durable.
-        self.sync(&File::open(&self.dir)?)?;
+        // Makes the rename (and the data file's creation) durable; concurrent creations share
+        // one sync of the directory.
+        if self.fsync == Fsync::Always {
+            self.dir_sync.sync(|| File::open(&self.dir)?.sync_all())?;
+        }
         Ok(())
     }
 
