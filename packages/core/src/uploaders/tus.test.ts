@@ -369,3 +369,16 @@ test('a file over smallFileSize never sends bytes read ahead, even when offered'
   await uploader().upload(localFile(bytes), { ...ctx, bytes: () => bytes.map((b) => b ^ 0xff) });
   expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
 });
+
+test('a small file without bytes read ahead is sent as the file itself, never a slice of it', async () => {
+  const bytes = pattern(10 * 1024);
+  const slice = vi.spyOn(Blob.prototype, 'slice');
+  try {
+    const small = new TusUploader({ endpoint: `${base}/files/`, retryDelays: [] });
+    await small.upload(localFile(bytes), context().ctx);
+    expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(bytes));
+    expect(slice).not.toHaveBeenCalled();
+  } finally {
+    slice.mockRestore();
+  }
+});

@@ -57,7 +57,7 @@ function wholeFileReader(bytes: Uint8Array<ArrayBuffer> | undefined): tus.FileRe
     openFile: async (input: Blob) => ({
       size: input.size,
       slice: async (start: number, end: number) => ({
-        value: start === 0 && end >= input.size && bytes ? sized(bytes) : input.slice(start, end),
+        value: start === 0 && end >= input.size ? (bytes ? sized(bytes) : input) : input.slice(start, end),
         done: end >= input.size,
       }),
       close: () => undefined,
