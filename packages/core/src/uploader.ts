@@ -68,6 +68,17 @@ export function bytesReadAhead(data: Blob, context: Pick<UploadContext, 'bytes'>
   return bytes?.byteLength === data.size ? bytes : undefined;
 }
 
+/** The whole file as a request body: the bytes read ahead ({@link bytesReadAhead}), else the Blob. */
+export function wholeBody(data: Blob, context: Pick<UploadContext, 'bytes'>): Blob | Uint8Array<ArrayBuffer> {
+  return bytesReadAhead(data, context) ?? data;
+}
+
+/** The whole file as a form part, which must be a Blob: bytes read ahead become one in memory. */
+export function wholePart(data: Blob, context: Pick<UploadContext, 'bytes'>): Blob {
+  const bytes = bytesReadAhead(data, context);
+  return bytes ? new Blob([bytes], { type: data.type }) : data;
+}
+
 /** What {@link Uploader.cancel} gets from the engine. */
 export type CancelContext = Pick<UploadContext, 'companionUrl' | 'headers'>;
 

@@ -6,7 +6,14 @@
  */
 import { DEFAULT_RETRY_DELAYS, withRetries } from '../retryer.ts';
 import type { FerryFile } from '../types.ts';
-import { bytesReadAhead, type UploadContext, type Uploader, UploaderError, type UploadResult } from '../uploader.ts';
+import {
+  type UploadContext,
+  type Uploader,
+  UploaderError,
+  type UploadResult,
+  wholeBody,
+  wholePart,
+} from '../uploader.ts';
 import { pickMeta, retryStatus, S3Signer, type S3SignerOptions } from './s3-signer.ts';
 import { readS3Xml } from './s3-xml.ts';
 import { sendXhr } from './send-xhr.ts';
@@ -37,15 +44,13 @@ export class S3Uploader implements Uploader {
     return withRetries(
       async () => {
         const params = await this.#signer.params(file.name, file.type, meta, this.#options.method, context.signal);
-        const bytes = bytesReadAhead(data, context);
-        let body: Blob | FormData | Uint8Array<ArrayBuffer> = bytes ?? data;
+        let body: Blob | FormData | Uint8Array<ArrayBuffer>;
         if (params.method === 'POST') {
           const form = new FormData();
           for (const [k, v] of Object.entries(params.fields)) form.append(k, v);
-          // A form part must be a Blob: the bytes read ahead become one in memory.
-          form.append('file', bytes ? new Blob([bytes], { type: data.type }) : data, file.name);
+          form.append('file', wholePart(data, context), file.name);
           body = form;
-        }
+        } else body = wholeBody(data, context);
         const answer = await sendXhr({
           method: params.method,
           url: params.url,

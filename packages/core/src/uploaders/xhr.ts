@@ -8,11 +8,12 @@ import { DEFAULT_RETRY_DELAYS, isRetryableStatus, withRetries } from '../retryer
 import type { FerryFile } from '../types.ts';
 import {
   type BundleContext,
-  bytesReadAhead,
   type UploadContext,
   type Uploader,
   UploaderError,
   type UploadResult,
+  wholeBody,
+  wholePart,
 } from '../uploader.ts';
 import { sendXhr } from './send-xhr.ts';
 
@@ -61,20 +62,14 @@ export class XhrUploader implements Uploader {
     if (!file.data) throw new UploaderError('xhr: the file has no local data', { retryable: false });
     const data = file.data;
     const form = this.#options.formData !== false;
-    const bytes = bytesReadAhead(data, context);
     const response = await this.#withRetries(context, () => {
-      let body: Blob | FormData | Uint8Array<ArrayBuffer> = bytes ?? data;
+      let body: Blob | FormData | Uint8Array<ArrayBuffer>;
       if (form) {
         const fd = new FormData();
         this.#appendMeta(fd, file.meta);
-        // A form part must be a Blob: the bytes read ahead become one in memory.
-        fd.append(
-          this.#options.fieldName ?? 'files[]',
-          bytes ? new Blob([bytes], { type: data.type }) : data,
-          file.name,
-        );
+        fd.append(this.#options.fieldName ?? 'files[]', wholePart(data, context), file.name);
         body = fd;
-      }
+      } else body = wholeBody(data, context);
       return this.#send(file, body, form ? undefined : file.type, context);
     });
     return this.#result(response, (response.body as Record<string, unknown> | null) ?? {});
