@@ -144,12 +144,7 @@ export class Ferry {
         this.#events.emit('info-hidden', info);
       },
     });
-    this.#refusals = new Refusals({
-      showing: (id) => this.#informer.showing(id),
-      info: (message, type, duration) => this.#informer.info(message, type, duration),
-      update: (id, message, type, duration) => this.#informer.update(id, message, type, duration),
-      i18n: this.i18n,
-    });
+    this.#refusals = new Refusals(this.#informer, this.i18n);
     this.#runner = new Runner(this.#engineHost(), {
       limit: options.limit ?? 0,
       stallTimeout: options.stallTimeout ?? DEFAULT_STALL_TIMEOUT,

@@ -4,35 +4,33 @@
  * are read. While the toast of earlier refusals still shows, later ones join its count ("… and 7
  * more") instead of stacking a toast per batch; once it is gone, the next refusal starts anew.
  */
+
+import type { Informer } from './informer.ts';
 import type { LocaleVars } from './locale.ts';
 import type { Rejection } from './restrictions.ts';
-import type { InfoType } from './types.ts';
 
 /** How long a refusal toast shows, in ms; restarted when more refusals join it. */
 export const REFUSAL_TOAST_MS = 5000;
 
-export interface RefusalHost {
-  /** Whether the toast `id` still shows. */
-  showing(id: string): boolean;
-  /** Shows a new toast; its id. */
-  info(message: string, type: InfoType, duration: number): string;
-  /** Replaces the text of the showing toast `id` and restarts its duration. */
-  update(id: string, message: string, type: InfoType, duration: number): void;
-  i18n(key: string, vars?: LocaleVars): string;
-}
+/** The informer's part that refusals use (see `informer.ts`). */
+export type RefusalToasts = Pick<Informer, 'showing' | 'info' | 'update'>;
+
+type Translate = (key: string, vars?: LocaleVars) => string;
 
 /** One line for `count` refusals: the first one's message, plus how many more. */
-export function refusalSummary(first: Rejection, count: number, i18n: RefusalHost['i18n']): string {
+function refusalSummary(first: Rejection, count: number, i18n: Translate): string {
   return count <= 1 ? first.message : i18n('andNMore', { message: first.message, smart_count: count - 1 });
 }
 
 export class Refusals {
-  readonly #host: RefusalHost;
+  readonly #toasts: RefusalToasts;
+  readonly #i18n: Translate;
   /** The toast that shows the tally, the refusal it names and how many it counts. */
   #tally: { id: string; first: Rejection; count: number } | null = null;
 
-  constructor(host: RefusalHost) {
-    this.#host = host;
+  constructor(toasts: RefusalToasts, i18n: Translate) {
+    this.#toasts = toasts;
+    this.#i18n = i18n;
   }
 
   /** Tells a batch of refusals (nothing for an empty one). */
@@ -40,12 +38,12 @@ export class Refusals {
     const first = rejections[0];
     if (!first) return;
     const tally = this.#tally;
-    if (tally && this.#host.showing(tally.id)) {
+    if (tally && this.#toasts.showing(tally.id)) {
       tally.count += rejections.length;
-      this.#host.update(tally.id, refusalSummary(tally.first, tally.count, this.#host.i18n), 'error', REFUSAL_TOAST_MS);
+      this.#toasts.update(tally.id, refusalSummary(tally.first, tally.count, this.#i18n), 'error', REFUSAL_TOAST_MS);
       return;
     }
-    const message = refusalSummary(first, rejections.length, this.#host.i18n);
-    this.#tally = { id: this.#host.info(message, 'error', REFUSAL_TOAST_MS), first, count: rejections.length };
+    const message = refusalSummary(first, rejections.length, this.#i18n);
+    this.#tally = { id: this.#toasts.info(message, 'error', REFUSAL_TOAST_MS), first, count: rejections.length };
   }
 }
