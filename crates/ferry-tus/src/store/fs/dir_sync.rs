@@ -28,8 +28,6 @@ struct Turns {
     covered: u64,
     /// A sync is running now.
     syncing: bool,
-    /// Syncs run so far, for tests and diagnosis.
-    runs: u64,
 }
 
 impl DirSync {
@@ -46,7 +44,6 @@ impl DirSync {
             }
             if !turns.syncing {
                 turns.syncing = true;
-                turns.runs += 1;
                 let upto = turns.taken;
                 drop(turns);
                 let result = sync();
@@ -65,12 +62,6 @@ impl DirSync {
         }
     }
 
-    /// How many syncs have run.
-    #[cfg(test)]
-    pub(super) fn runs(&self) -> u64 {
-        self.lock().runs
-    }
-
     fn lock(&self) -> MutexGuard<'_, Turns> {
         // The guarded counters are updated in single statements with nothing that panics
         // between them, so a poisoned lock still holds consistent values.
@@ -81,11 +72,50 @@ impl DirSync {
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::mpsc;
-    use std::thread;
+    use std::thread::{self, JoinHandle};
     use std::time::Duration;
 
     use super::*;
+
+    /// Counts the syncs the tests' closures run.
+    type Runs = Arc<AtomicU64>;
+
+    fn count(runs: &Runs) -> u64 {
+        runs.load(Ordering::SeqCst)
+    }
+
+    /// A sync that only counts itself.
+    fn quick(runs: &Runs) -> impl Fn() -> io::Result<()> + use<> {
+        let runs = runs.clone();
+        move || {
+            runs.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    /// Starts a sync on another thread that blocks until the returned sender is used, then ends
+    /// with `outcome`; returns once it runs.
+    fn blocked(
+        dir: &Arc<DirSync>,
+        runs: &Runs,
+        outcome: fn() -> io::Result<()>,
+    ) -> (JoinHandle<io::Result<()>>, mpsc::Sender<()>) {
+        let (started_tx, started) = mpsc::channel::<()>();
+        let (release, release_rx) = mpsc::channel::<()>();
+        let (dir, runs) = (dir.clone(), runs.clone());
+        let first = thread::spawn(move || {
+            dir.sync(|| {
+                runs.fetch_add(1, Ordering::SeqCst);
+                started_tx.send(()).ok();
+                release_rx.recv().ok();
+                outcome()
+            })
+        });
+        started.recv().expect("the first sync starts");
+        (first, release)
+    }
 
     /// Waits until `n` callers hold a ticket (they took it under the lock before waiting).
     fn wait_for_tickets(dir: &DirSync, n: u64) {
@@ -96,29 +126,16 @@ mod tests {
 
     #[test]
     fn callers_that_arrive_during_a_sync_share_the_next_one() {
-        let dir = Arc::new(DirSync::default());
-        let (started_tx, started) = mpsc::channel::<()>();
-        let (release, release_rx) = mpsc::channel::<()>();
-        // The first sync blocks until released; later ones return at once.
-        let first = {
-            let dir = dir.clone();
-            thread::spawn(move || {
-                dir.sync(|| {
-                    started_tx.send(()).ok();
-                    release_rx.recv().ok();
-                    Ok(())
-                })
-            })
-        };
-        started.recv().expect("the first sync starts");
+        let (dir, runs) = (Arc::new(DirSync::default()), Runs::default());
+        let (first, release) = blocked(&dir, &runs, || Ok(()));
         let waiters: Vec<_> = (0..5)
             .map(|_| {
-                let dir = dir.clone();
-                thread::spawn(move || dir.sync(|| Ok(())))
+                let (dir, sync) = (dir.clone(), quick(&runs));
+                thread::spawn(move || dir.sync(sync))
             })
             .collect();
         wait_for_tickets(&dir, 6);
-        assert_eq!(dir.runs(), 1, "the five wait while the first sync runs");
+        assert_eq!(count(&runs), 1, "the five wait while the first sync runs");
         release.send(()).expect("the first sync waits");
         first
             .join()
@@ -129,28 +146,16 @@ mod tests {
                 .expect("no panic")
                 .expect("covered by the shared sync");
         }
-        assert_eq!(dir.runs(), 2, "one more sync covers all five waiters");
+        assert_eq!(count(&runs), 2, "one more sync covers all five waiters");
     }
 
     #[test]
     fn a_failed_sync_covers_nothing_and_a_waiter_runs_the_next() {
-        let dir = Arc::new(DirSync::default());
-        let (started_tx, started) = mpsc::channel::<()>();
-        let (release, release_rx) = mpsc::channel::<()>();
-        let first = {
-            let dir = dir.clone();
-            thread::spawn(move || {
-                dir.sync(|| {
-                    started_tx.send(()).ok();
-                    release_rx.recv().ok();
-                    Err(io::Error::other("disk gone"))
-                })
-            })
-        };
-        started.recv().expect("the first sync starts");
+        let (dir, runs) = (Arc::new(DirSync::default()), Runs::default());
+        let (first, release) = blocked(&dir, &runs, || Err(io::Error::other("disk gone")));
         let waiter = {
-            let dir = dir.clone();
-            thread::spawn(move || dir.sync(|| Ok(())))
+            let (dir, sync) = (dir.clone(), quick(&runs));
+            thread::spawn(move || dir.sync(sync))
         };
         wait_for_tickets(&dir, 2);
         release.send(()).expect("the first sync waits");
@@ -163,14 +168,14 @@ mod tests {
             .join()
             .expect("no panic")
             .expect("the waiter's own sync succeeds");
-        assert_eq!(dir.runs(), 2);
+        assert_eq!(count(&runs), 2);
     }
 
     #[test]
     fn a_sync_started_before_a_call_does_not_cover_it() {
-        let dir = DirSync::default();
-        dir.sync(|| Ok(())).expect("first");
-        dir.sync(|| Ok(())).expect("second");
-        assert_eq!(dir.runs(), 2, "calls one after another each sync");
+        let (dir, runs) = (DirSync::default(), Runs::default());
+        dir.sync(quick(&runs)).expect("first");
+        dir.sync(quick(&runs)).expect("second");
+        assert_eq!(count(&runs), 2, "calls one after another each sync");
     }
 }
