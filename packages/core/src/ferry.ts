@@ -475,7 +475,10 @@ export class Ferry {
       postprocess: (ids: string[]) => this.#process('postprocess', ids),
       hasPostprocessors: () => this.#processors.has('postprocess'),
       companionUrl: this.companionUrl,
-      providerClient: (id: string) => (this.companionUrl === undefined ? undefined : this.providers.client(id)),
+      providerClient: (id: string, companionUrl?: string) => {
+        const at = companionUrl ?? this.companionUrl;
+        return at === undefined ? undefined : this.providers.client(id, at);
+      },
       requestHeaders: () => this.requestHeaders(),
       bytesOf: (file: FerryFile) => this.#readAhead.bytesOf(file),
     };

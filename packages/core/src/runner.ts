@@ -30,7 +30,7 @@ export interface EngineHost {
   /** The companion uploaders that go through one talk to. */
   readonly companionUrl: string | undefined;
   /** The engine's provider clients, for provider files. */
-  providerClient?(id: string): ProviderClient | undefined;
+  providerClient?(id: string, companionUrl?: string): ProviderClient | undefined;
   /** The engine's request headers (`FerryOptions.headers`), resolved now. */
   requestHeaders(): Promise<Record<string, string>>;
   /** The file's bytes when they were read ahead (see `read-ahead.ts`). */
@@ -220,7 +220,7 @@ export class Runner {
       isOnline: () => this.#host.isOnline(),
       i18n: (key: string, vars?: Record<string, string | number>) => this.#host.i18n(key, vars),
       companionUrl: this.#host.companionUrl,
-      providerClient: (id: string) => this.#host.providerClient?.(id),
+      providerClient: (id: string, companionUrl?: string) => this.#host.providerClient?.(id, companionUrl),
       headers: () => this.#host.requestHeaders(),
     };
     const progress = (updates: ProgressUpdate[]) => {

@@ -36,8 +36,14 @@ export interface UploadError {
   details?: string;
 }
 
-/** Where a remote file lives and how the companion (the engine's `companionUrl`) fetches it. */
+/** Where a remote file lives and how a companion fetches it. */
 export interface RemoteInfo {
+  /**
+   * The companion that fetches this file (spec §3); the engine's `companionUrl` when absent. A
+   * transfer's `serverToken` only means something to the companion that gave it, so a restored
+   * file goes back to its own.
+   */
+  companionUrl?: string;
   url?: string;
   body: Record<string, unknown>;
   /** The provider id (`drive`...) for a file from a cloud provider. */

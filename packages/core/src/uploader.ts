@@ -45,10 +45,16 @@ export interface UploadContext {
   isOnline(): boolean;
   /** A string from the engine's locale table. */
   i18n(key: string, vars?: Record<string, string | number>): string;
-  /** The engine's companion (`FerryOptions.companionUrl`), for uploaders that go through one. */
+  /**
+   * The engine's companion (`FerryOptions.companionUrl`), for uploaders that go through one: the
+   * default for files that name none (`remote.companionUrl`).
+   */
   companionUrl?: string;
-  /** The engine's client of a cloud provider (its token and refresh), for provider files. */
-  providerClient?(id: string): ProviderClient | undefined;
+  /**
+   * The engine's client of a cloud provider (its token and refresh), for provider files: on
+   * `companionUrl` when given (a file's own companion), else on the engine's.
+   */
+  providerClient?(id: string, companionUrl?: string): ProviderClient | undefined;
   /** The engine's headers (`FerryOptions.headers`), fresh for each request; uploaders send them on every request. */
   headers?(): Promise<Record<string, string>>;
   /**

@@ -88,6 +88,8 @@ test('an override companion wins over the engine one', async () => {
   const ferry = engine('http://127.0.0.1:9');
   expect(await importLink(ferry, 'http://origin.test/ok.bin', { companionUrl: base })).toMatchObject({ ok: true });
   expect(ferry.getFiles().map((f) => f.name)).toEqual(['ok.bin']);
+  // The file names the companion that found it, so its transfer goes there too.
+  expect(ferry.getFiles()[0]?.remote?.companionUrl).toBe(base);
   ferry.destroy();
 });
 

@@ -23,8 +23,11 @@ export function normaliseUrl(input: string): string | null {
   return withProtocol;
 }
 
-/** The remote file record for an imported link; it uploads through the engine's companion. */
-export function linkDescriptor(url: string, meta: Partial<UrlMeta>): FileDescriptor {
+/**
+ * The remote file record for an imported link; it uploads through `companionUrl` when given, else
+ * through the engine's companion.
+ */
+export function linkDescriptor(url: string, meta: Partial<UrlMeta>, companionUrl?: string): FileDescriptor {
   const fallback = decodeURIComponent(new URL(url).pathname.split('/').pop() || '') || 'download';
   return {
     isRemote: true,
@@ -33,7 +36,7 @@ export function linkDescriptor(url: string, meta: Partial<UrlMeta>): FileDescrip
     type: meta.type || 'application/octet-stream',
     size: typeof meta.size === 'number' ? meta.size : null,
     data: null,
-    remote: { url, body: { url } },
+    remote: { ...(companionUrl !== undefined ? { companionUrl } : {}), url, body: { url } },
   };
 }
 
@@ -68,7 +71,8 @@ export async function importLink(
   try {
     const headers = (await engine.requestHeaders?.()) ?? {};
     const meta = await urlMeta(companionUrl, url, options.fetch, headers);
-    return { ok: true, id: engine.addFile(linkDescriptor(url, meta)) };
+    // A file imported through another companion than the engine's names it: that one fetches it.
+    return { ok: true, id: engine.addFile(linkDescriptor(url, meta, options.companionUrl)) };
   } catch (error) {
     const answered = error instanceof UploaderError && error.status !== undefined;
     return { ok: false, code: answered ? 'fetch-failed' : 'companion-error', details: (error as Error).message };

@@ -90,12 +90,17 @@ export class Providers {
     return this.#info.get(id) ?? knownProviders[id] ?? { id, name: id, rootFolder: '', supportsRefreshToken: true };
   }
 
-  /** The client of `id` on the engine's companion; throws when the engine has no companion. */
-  client(id: string): ProviderClient {
-    let client = this.#clients.get(id);
+  /**
+   * The client of `id` on `companionUrl` (a file's own companion), else on the engine's; throws
+   * when neither is set. Clients are kept per companion and provider, so they share a token.
+   */
+  client(id: string, companionUrl = this.#companionUrl()): ProviderClient {
+    if (companionUrl === undefined) throw new Error('No companionUrl is set');
+    // The engine's companion keys by id alone: its clients are the browsers' ones too.
+    const engine = this.#companionUrl();
+    const key = engine !== undefined && base(engine) === base(companionUrl) ? id : `${base(companionUrl)} ${id}`;
+    let client = this.#clients.get(key);
     if (!client) {
-      const companionUrl = this.#companionUrl();
-      if (companionUrl === undefined) throw new Error('No companionUrl is set');
       client = new ProviderClient({
         companionUrl,
         id,
@@ -105,7 +110,7 @@ export class Providers {
         login: this.#options.login,
         headers: this.#options.headers,
       });
-      this.#clients.set(id, client);
+      this.#clients.set(key, client);
     }
     return client;
   }

@@ -71,6 +71,11 @@ export async function urlMeta(
   return { name: body.name ?? 'untitled', type: body.type ?? '', size: body.size ?? null };
 }
 
+/** The companion a remote file goes through: its own (`remote.companionUrl`), else the engine's. */
+function companionOf(file: FerryFile, ctx: Pick<UploadContext, 'companionUrl'>): string | undefined {
+  return file.remote?.companionUrl ?? ctx.companionUrl;
+}
+
 /** Where the companion sends the bytes, in Companion's upload-body fields. */
 export interface RemoteUploaderOptions {
   /** `tus` (default) or `multipart`. */
@@ -110,8 +115,9 @@ export class RemoteUploader implements Uploader {
     const remote = file.remote;
     if (!remote) throw new UploaderError('Connection with Companion failed', { retryable: false });
     const resuming = file.serverToken !== undefined;
-    if (ctx.companionUrl === undefined) throw new UploaderError(ctx.i18n('companionError'), { retryable: false });
-    const companion = base(ctx.companionUrl);
+    const companionUrl = companionOf(file, ctx);
+    if (companionUrl === undefined) throw new UploaderError(ctx.i18n('companionError'), { retryable: false });
+    const companion = base(companionUrl);
     const token = file.serverToken ?? (await this.#start(file, companion, ctx));
     if (!resuming) ctx.patchFile({ serverToken: token });
     return this.#follow(companion, token, resuming, ctx, ctx.headers ? await ctx.headers() : {});
@@ -119,10 +125,11 @@ export class RemoteUploader implements Uploader {
 
   /** Cancels the server-side transfer of a file that is not running (removed while paused). */
   async cancel(file: FerryFile, context: CancelContext): Promise<void> {
-    if (!file.remote || file.serverToken === undefined || context.companionUrl === undefined) return;
+    const companionUrl = companionOf(file, context);
+    if (!file.remote || file.serverToken === undefined || companionUrl === undefined) return;
     // Without engine headers the socket opens at once (nothing to wait for).
     const headers = context.headers ? await context.headers() : {};
-    const socket = this.#open(base(context.companionUrl), file.serverToken, headers);
+    const socket = this.#open(base(companionUrl), file.serverToken, headers);
     await new Promise<void>((resolve) => {
       socket.onopen = () => {
         socket.send(JSON.stringify({ action: 'cancel', payload: {} }));
@@ -153,7 +160,8 @@ export class RemoteUploader implements Uploader {
       ...(o.useFormData !== undefined ? { useFormData: o.useFormData } : {}),
     };
     const provider = remote.providerName;
-    const client = provider === undefined ? undefined : ctx.providerClient?.(provider);
+    // The provider's client on the file's companion: its token is that companion's.
+    const client = provider === undefined ? undefined : ctx.providerClient?.(provider, remote.companionUrl);
     let res: Response;
     try {
       if (provider !== undefined && client !== undefined) {
