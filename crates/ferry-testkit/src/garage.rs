@@ -1,6 +1,7 @@
 //! A real single-node Garage (S3-compatible store) on loopback for tests: a temporary data
 //! directory, free ports, a key and a bucket, and a few signed calls tests need (CORS, reading an
-//! object back, listing multipart uploads). The binary is built once by
+//! object back, listing multipart uploads), and a kill -9 + restart on the same data
+//! ([`Garage::restart`]). The binary is built once by
 //! `scripts/ensure-garage.sh` into `~/.cache/ferry/garage-2.5.0`; `GARAGE_BIN` overrides it.
 
 use std::net::TcpListener as StdListener;
@@ -57,6 +58,24 @@ fn random_hex(bytes: usize) -> String {
     buf.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Runs `garage -c CONFIG server`, its log appended beside the config.
+fn spawn(bin: &Path, config: &Path) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(config.with_file_name("garage.log"))
+        .expect("log file");
+    Command::new(bin)
+        .arg("-c")
+        .arg(config)
+        .arg("server")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("spawn garage server")
+}
+
 impl Garage {
     /// Starts a node with a fresh bucket; panics (it is a test helper) when Garage is missing or
     /// does not come up.
@@ -83,16 +102,7 @@ impl Garage {
             token = random_hex(16),
         );
         std::fs::write(&config, toml).expect("write garage.toml");
-        let log = std::fs::File::create(dir.path().join("garage.log")).expect("log file");
-        let child = Command::new(&bin)
-            .arg("-c")
-            .arg(&config)
-            .arg("server")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("spawn garage server");
+        let child = spawn(&bin, &config);
         let mut garage = Self {
             endpoint: format!("http://127.0.0.1:{s3}"),
             region,
@@ -106,6 +116,22 @@ impl Garage {
         };
         garage.setup().await;
         garage
+    }
+
+    /// SIGKILL (by PID): every connection to the S3 API is cut, requests fail until
+    /// [`Garage::restart`].
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Kills the node (if it runs) and starts it again on the same ports and data: the bucket,
+    /// the key and every stored object are still there. Returns once the S3 API answers for
+    /// the bucket.
+    pub async fn restart(&mut self) {
+        self.kill9();
+        self.child = spawn(&self.bin, &self.config);
+        self.wait_for_bucket().await;
     }
 
     /// Layout, key, bucket; then waits until the S3 API answers for the bucket.
@@ -127,6 +153,11 @@ impl Garage {
             "--key",
             "ferry-test",
         ]);
+        self.wait_for_bucket().await;
+    }
+
+    /// Waits until the S3 API accepts a signed HEAD of the bucket.
+    async fn wait_for_bucket(&mut self) {
         let client = reqwest::Client::new();
         for _ in 0..200 {
             let url = self

@@ -8,12 +8,20 @@
 //! [`redis`]: `redis-server`; [`hooks`]: a recording hook receiver ([`hooks::HookReceiver`]);
 //! [`fake`]: fake Google (OAuth + Drive) and Instagram servers for the provider tests;
 //! [`process`]: a real `ferry serve` child process ([`process::FerryProcess`]).
+//!
+//! For the fault suite: [`proxy`]: a TCP proxy that passes, cuts, stalls or trickles
+//! ([`proxy::FaultProxy`]); [`disk`]: a tiny tmpfs in a private mount namespace, a full disk
+//! for one child ([`disk::TinyDisk`]); kill -9 and restart of `ferry`
+//! ([`process::FerryProcess::kill9_restart`]), Garage ([`garage::Garage::restart`]) and Redis
+//! ([`redis::RedisServer::restart`]).
 
+pub mod disk;
 pub mod fake;
 pub mod garage;
 pub mod hooks;
 pub mod origin;
 pub mod process;
+pub mod proxy;
 pub mod redis;
 
 use std::net::SocketAddr;

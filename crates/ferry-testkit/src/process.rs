@@ -1,22 +1,38 @@
 //! A real `ferry serve` child process, for tests that need one (SIGKILL mid-request, several
 //! instances on one Redis). It listens on `127.0.0.1:0` and the test reads the bound address from
 //! the line the server prints, so no port is picked before the server binds it. Killed with
-//! SIGKILL, by its own PID, when dropped.
+//! SIGKILL, by its own PID, when dropped. [`FerryProcess::kill9_restart`] plays a crash: SIGKILL,
+//! then the same command on the same address and data.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a server may take to print its address.
 const START: Duration = Duration::from_secs(20);
 
+/// Wraps the `ferry serve` command before it is spawned (e.g. [`crate::disk::TinyDisk::wrap`]).
+pub type Wrap = Arc<dyn Fn(&Command) -> Command + Send + Sync>;
+
 /// A running `ferry serve`.
-#[derive(Debug)]
 pub struct FerryProcess {
     child: Child,
     /// `http://127.0.0.1:PORT`, without a trailing slash.
     pub base: String,
+    bin: OsString,
+    args: Vec<OsString>,
+    wrap: Option<Wrap>,
+}
+
+impl std::fmt::Debug for FerryProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FerryProcess")
+            .field("pid", &self.child.id())
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
 }
 
 impl FerryProcess {
@@ -26,9 +42,26 @@ impl FerryProcess {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut child = Command::new(bin)
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .args(args)
+        Self::launch(bin.into(), collect(args), None, "127.0.0.1:0").await
+    }
+
+    /// Like [`FerryProcess::start`], with the command passed through `wrap` first (the child's
+    /// PID stays the server's when `wrap` execs it, as [`crate::disk::TinyDisk::wrap`] does).
+    pub async fn start_wrapped<I, S>(bin: &str, args: I, wrap: Wrap) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        Self::launch(bin.into(), collect(args), Some(wrap), "127.0.0.1:0").await
+    }
+
+    async fn launch(bin: OsString, args: Vec<OsString>, wrap: Option<Wrap>, listen: &str) -> Self {
+        let mut command = Command::new(&bin);
+        command.args(["serve", "--listen", listen]).args(&args);
+        if let Some(wrap) = &wrap {
+            command = wrap(&command);
+        }
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -50,10 +83,44 @@ impl FerryProcess {
             Ok(Ok(base)) => base,
             _ => {
                 let _ = child.kill();
+                let _ = child.wait();
                 panic!("ferry did not start within {START:?}");
             }
         };
-        Self { child, base }
+        Self {
+            child,
+            base,
+            bin,
+            args,
+            wrap,
+        }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL (no shutdown code runs), then the same command again on the same address, so
+    /// upload URLs clients hold stay valid. Returns how long the new process took to listen.
+    /// A wrapped command runs through its wrapper again (a [`crate::disk::TinyDisk`] comes
+    /// back empty).
+    pub async fn kill9_restart(&mut self) -> Duration {
+        self.child.kill().expect("kill -9");
+        self.child.wait().expect("reap");
+        let listen = self.base.trim_start_matches("http://").to_owned();
+        let started = std::time::Instant::now();
+        let next = Self::launch(
+            self.bin.clone(),
+            std::mem::take(&mut self.args),
+            self.wrap.take(),
+            &listen,
+        )
+        .await;
+        let took = started.elapsed();
+        // The old child is reaped; dropping it with `self` would kill nothing.
+        *self = next;
+        took
     }
 
     /// SIGTERM, then waits up to `within` for the process to exit (a clean shutdown). True if
@@ -86,4 +153,12 @@ impl Drop for FerryProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+fn collect<I, S>(args: I) -> Vec<OsString>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    args.into_iter().map(|a| a.as_ref().to_owned()).collect()
 }
