@@ -351,3 +351,33 @@ async fn a_source_that_changed_while_paused_fails_instead_of_splicing() {
         "the resumed GET carries the first answer's validator"
     );
 }
+
+/// An origin that ignores `If-Range` answers the resumed GET with 206 from the changed file
+/// (`ETag: "v2"`): the transfer fails instead of storing the old head and the new tail as one.
+#[tokio::test]
+async fn a_206_from_a_changed_source_that_ignores_if_range_fails_instead_of_splicing() {
+    let opts = OriginOptions {
+        changes_to: Some(random_bytes(SIZE)),
+        ..gated(true)
+    };
+    let origin = Origin::start(random_bytes(SIZE), opts).await;
+    let tus = TusDest::start().await;
+    let companion = companion(config(&[tus.origin()]), no_names()).await;
+    let body = json!({"url": origin.file_url(), "protocol": "tus", "endpoint": tus.endpoint()});
+    let token = start_transfer(&companion, body).await;
+    let mut ws = socket(&companion, &token).await;
+    progress_at_least(&mut ws, GATE).await;
+    send_action(&mut ws, "pause").await;
+    send_action(&mut ws, "resume").await;
+    let (last, _) = finish(&mut ws).await;
+    assert_eq!(
+        last,
+        json!({"action": "error", "payload": {"error": {"message": "Upload error: the source changed during the transfer"}}})
+    );
+    assert_eq!(
+        origin.gets(),
+        2,
+        "one resumed GET, answered 206 from the new file"
+    );
+    assert_eq!(origin.ranges().len(), 1, "{:?}", origin.ranges());
+}

@@ -1,6 +1,7 @@
 //! Origin servers with controllable misbehaviour for the companion's transfer tests: range
 //! support on or off, a lying `Content-Length`, no length at all, a stall, a gate that holds
-//! the first response part-way until the test opens it, redirects; plus [`Sink`], a loopback
+//! the first response part-way until the test opens it, redirects, a file that changes after
+//! the first GET while `If-Range` is ignored; plus [`Sink`], a loopback
 //! listener that only counts connections (the SSRF tests assert it sees none), and
 //! [`fail_first`], a wrapper making a destination fail its first requests of one method.
 
@@ -44,6 +45,11 @@ pub struct OriginOptions {
     pub chunk: usize,
     /// Pause before each body chunk (a slow origin, so a transfer can be interrupted midway).
     pub pace: Option<std::time::Duration>,
+    /// After the first GET, the file becomes these bytes: the first GET is served with
+    /// `ETag: "v1"`, every later request with `ETag: "v2"` and the new bytes, and a `Range` is
+    /// answered 206 from the new file even when `If-Range` names `"v1"` (an origin that ignores
+    /// `If-Range`, as some do). Without it no `ETag` is sent.
+    pub changes_to: Option<Vec<u8>>,
 }
 
 impl Default for OriginOptions {
@@ -59,12 +65,15 @@ impl Default for OriginOptions {
             content_type: "application/octet-stream".to_owned(),
             chunk: 16 * 1024,
             pace: None,
+            changes_to: None,
         }
     }
 }
 
 struct Shared {
     data: Bytes,
+    /// What the file becomes after the first GET ([`OriginOptions::changes_to`]).
+    changed: Option<Bytes>,
     opts: OriginOptions,
     gets: AtomicUsize,
     redirects: AtomicUsize,
@@ -97,6 +106,7 @@ impl Origin {
     pub async fn start_on(addr: &str, data: Vec<u8>, opts: OriginOptions) -> Self {
         let shared = Arc::new(Shared {
             data: Bytes::from(data),
+            changed: opts.changes_to.clone().map(Bytes::from),
             opts,
             gets: AtomicUsize::new(0),
             redirects: AtomicUsize::new(0),
@@ -161,7 +171,13 @@ async fn file(State(s): State<Arc<Shared>>, method: Method, headers: HeaderMap) 
     if method == Method::HEAD && o.no_head {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
     }
-    let total = s.data.len() as u64;
+    // A changing file is the new one once a GET has been served; ETags only then.
+    let changed = s.changed.is_some() && s.gets.load(Ordering::SeqCst) > 0;
+    let data = match (&s.changed, changed) {
+        (Some(new), true) => new.clone(),
+        _ => s.data.clone(),
+    };
+    let total = data.len() as u64;
     let mut start = 0u64;
     let mut status = StatusCode::OK;
     let mut out = HeaderMap::new();
@@ -195,6 +211,10 @@ async fn file(State(s): State<Arc<Shared>>, method: Method, headers: HeaderMap) 
     if let Some(d) = &o.disposition {
         out.insert(header::CONTENT_DISPOSITION, d.parse().expect("disposition"));
     }
+    if s.changed.is_some() {
+        let etag = if changed { "\"v2\"" } else { "\"v1\"" };
+        out.insert(header::ETAG, etag.parse().expect("etag"));
+    }
     let announced = o.lie_length.unwrap_or(total) - start;
     if o.content_length {
         out.insert(header::CONTENT_LENGTH, announced.into());
@@ -204,44 +224,48 @@ async fn file(State(s): State<Arc<Shared>>, method: Method, headers: HeaderMap) 
     }
     let first = s.gets.fetch_add(1, Ordering::SeqCst) == 0;
     let gate_at = if first { o.gate_after } else { None };
-    let body = body_stream(s.clone(), start, gate_at);
+    let body = body_stream(s.clone(), data, start, gate_at);
     (status, out, Body::from_stream(body)).into_response()
 }
 
 fn body_stream(
     s: Arc<Shared>,
+    data: Bytes,
     start: u64,
     gate_at: Option<u64>,
 ) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> {
-    futures_util::stream::unfold((s, start, gate_at), |(s, pos, gate)| async move {
-        let total = s.data.len() as u64;
-        if pos >= total {
-            return None;
-        }
-        if let Some(at) = s.opts.stall_after {
-            if pos >= at {
-                std::future::pending::<()>().await;
+    futures_util::stream::unfold((s, start, gate_at), move |(s, pos, gate)| {
+        let data = data.clone();
+        async move {
+            let total = data.len() as u64;
+            if pos >= total {
+                return None;
             }
-        }
-        let mut gate = gate;
-        if let Some(at) = gate {
-            if pos >= at {
-                s.gate.notified().await;
-                gate = None;
+            if let Some(at) = s.opts.stall_after {
+                if pos >= at {
+                    std::future::pending::<()>().await;
+                }
             }
-        }
-        let mut end = (pos + s.opts.chunk as u64).min(total);
-        for limit in [s.opts.stall_after, gate].into_iter().flatten() {
-            if pos < limit {
-                end = end.min(limit);
+            let mut gate = gate;
+            if let Some(at) = gate {
+                if pos >= at {
+                    s.gate.notified().await;
+                    gate = None;
+                }
             }
+            let mut end = (pos + s.opts.chunk as u64).min(total);
+            for limit in [s.opts.stall_after, gate].into_iter().flatten() {
+                if pos < limit {
+                    end = end.min(limit);
+                }
+            }
+            if let Some(pace) = s.opts.pace {
+                tokio::time::sleep(pace).await;
+            }
+            let chunk = data.slice(pos as usize..end as usize);
+            s.served.fetch_add(end - pos, Ordering::SeqCst);
+            Some((Ok(chunk), (s, end, gate)))
         }
-        if let Some(pace) = s.opts.pace {
-            tokio::time::sleep(pace).await;
-        }
-        let chunk = s.data.slice(pos as usize..end as usize);
-        s.served.fetch_add(end - pos, Ordering::SeqCst);
-        Some((Ok(chunk), (s, end, gate)))
     })
 }
 

@@ -2,7 +2,9 @@
 //! `Range` when resuming. A server that ignores `Range` sends the whole file again, and the
 //! feeder skips to the offset. Once the source has given a validator (a strong `ETag`, else
 //! `Last-Modified`), a resumed GET carries it in `If-Range`, and a full answer with another
-//! validator means the file changed: the transfer fails rather than splicing two files.
+//! validator means the file changed: the transfer fails rather than splicing two files. A
+//! partial answer is checked too, since some origins ignore `If-Range` and answer 206 from
+//! whatever the file is now.
 
 use std::sync::Mutex;
 
@@ -80,13 +82,17 @@ impl Source for UrlSource {
                 if start != from {
                     return Err(TransferError::Retryable("source: wrong range".into()));
                 }
+                if sent_validator
+                    .as_ref()
+                    .is_some_and(|sent| differs(sent, resp.headers()))
+                {
+                    return Err(changed());
+                }
                 (total, 0)
             }
             s if s.is_success() => {
                 if sent_validator.is_some() && sent_validator != validator(resp.headers()) {
-                    return Err(TransferError::Fatal(
-                        "Upload error: the source changed during the transfer".into(),
-                    ));
+                    return Err(changed());
                 }
                 (header_u64(resp.headers(), CONTENT_LENGTH), from)
             }
@@ -152,6 +158,20 @@ fn validator(headers: &HeaderMap) -> Option<HeaderValue> {
     strong.or_else(|| headers.get(LAST_MODIFIED)).cloned()
 }
 
+/// The error of a source that is no longer the file the transfer started from.
+fn changed() -> TransferError {
+    TransferError::Fatal("Upload error: the source changed during the transfer".into())
+}
+
+/// Whether a partial answer names another version than `sent` (the validator `If-Range`
+/// carried): its `ETag` when `sent` was an `ETag`, else its `Last-Modified`. An answer without
+/// that header cannot tell, and is taken as the same file.
+fn differs(sent: &HeaderValue, headers: &HeaderMap) -> bool {
+    let is_etag = sent.as_bytes().starts_with(b"\"");
+    let now = headers.get(if is_etag { ETAG } else { LAST_MODIFIED });
+    now.is_some_and(|now| now != sent)
+}
+
 /// `bytes START-END/TOTAL` -> (START, TOTAL or None for `*`).
 fn parse_content_range(value: &str) -> Option<(u64, Option<u64>)> {
     let rest = value.trim().strip_prefix("bytes ")?;
@@ -175,6 +195,27 @@ mod tests {
         assert_eq!(parse_content_range("bytes 5-9/*"), Some((5, None)));
         assert_eq!(parse_content_range("bytes x-9/10"), None);
         assert_eq!(parse_content_range("items 5-9/10"), None);
+    }
+
+    #[test]
+    fn a_partial_answer_differs_only_by_the_validator_of_the_same_kind() {
+        let etag = HeaderValue::from_static("\"v1\"");
+        let date = HeaderValue::from_static("Tue, 01 Jul 2025 10:00:00 GMT");
+        let mut headers = HeaderMap::new();
+        assert!(!differs(&etag, &headers), "no validator: cannot tell");
+        headers.insert(
+            LAST_MODIFIED,
+            HeaderValue::from_static("Wed, 02 Jul 2025 10:00:00 GMT"),
+        );
+        assert!(
+            !differs(&etag, &headers),
+            "an ETag is compared with an ETag"
+        );
+        assert!(differs(&date, &headers));
+        headers.insert(ETAG, HeaderValue::from_static("\"v2\""));
+        assert!(differs(&etag, &headers));
+        headers.insert(ETAG, etag.clone());
+        assert!(!differs(&etag, &headers));
     }
 
     #[test]
