@@ -23,7 +23,7 @@ use crate::config::secret;
 pub struct AuthArgs {
     /// Shared secret of the host application: when set, uploads, transfers, provider browsing and
     /// S3 signing need `Authorization: Bearer <token>`, an HS256 JWT signed with it carrying
-    /// `sub` and `exp` (and optional `max_size`, `types`, `prefix`); see the README. Never logged.
+    /// `sub` and `exp` (and optional `max_size`, `types`, `prefix`); see docs/security.md. Never logged.
     #[arg(
         long = "auth-secret",
         env = "FERRY_AUTH_SECRET",

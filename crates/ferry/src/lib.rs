@@ -12,6 +12,7 @@
 //!   the cluster figures on `/metrics`.
 //! - `ui`: the web page at `/`, built into the binary (`--ui-dir` or `--no-ui` change that).
 //! - [`openapi`]: `GET /openapi.json`, merged from the libraries' parts.
+//! - [`reference`]: the option tables of `docs/`, made from clap's declarations.
 //! - [`surface`]: the API's edges: JSON 404/405 for unknown paths and methods under an API
 //!   prefix, everything else to the page.
 //! - `s3`: `--s3-*` options -> the one bucket of the tus store and the `/s3/*` signing routes.
@@ -25,6 +26,7 @@ pub mod config;
 pub mod hooks;
 pub mod openapi;
 pub mod providers;
+pub mod reference;
 mod s3;
 pub mod surface;
 mod tus_store;

@@ -56,7 +56,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
     doc
 }
 
-/// The route table of `ferry serve --help` and the README, made from the document so it cannot
+/// The route table of `ferry serve --help` and docs/server.md, made from the document so it cannot
 /// drift from the routes: one row per path and method, with its auth and its error statuses.
 pub fn route_table() -> String {
     let doc = serde_json::to_value(document()).unwrap_or_default();

@@ -10,7 +10,7 @@ use ferry_companion::providers::config::{GoogleEndpoints, InstagramEndpoints, OA
 #[derive(Clone, Default, Args)]
 pub struct ProviderArgs {
     /// Google OAuth client id: with --google-secret (and --secret) enables Google Drive
-    /// (`drive`). Register `{public URL}/drive/redirect` as its redirect URI (see the README).
+    /// (`drive`). Register `{public URL}/drive/redirect` as its redirect URI (see docs/server.md).
     #[arg(long, env = "FERRY_GOOGLE_KEY")]
     pub google_key: Option<String>,
 

@@ -4,8 +4,8 @@
 //! bytes the kernel really holds. Info files are written to a temporary name, synced and renamed,
 //! so a crash leaves the old or the new info, never half of one. By default ([`Fsync::Always`])
 //! each `write` syncs the data file before it returns, so an acknowledged offset survives power
-//! loss, not just a crash of the process (see the README's durability section). The directory
-//! sync that makes a creation's entries durable is shared by creations that run at once
+//! loss, not just a crash of the process (see "Storage and durability" in docs/server.md). The
+//! directory sync that makes a creation's entries durable is shared by creations that run at once
 //! ([`dir_sync`]).
 //!
 //! File system calls that belong together run as one blocking task (creating an upload is five
