@@ -37,7 +37,19 @@ pub(crate) struct Inner {
     /// Stop signals of the leases held here, by lock value, for release requests.
     pub(crate) holders: Mutex<HashMap<String, CancellationToken>>,
     /// Transfers owned here, by token (for hand-over at shutdown).
-    pub(crate) owned: Mutex<HashMap<String, crate::transfers::Owned>>,
+    pub(crate) owned: Mutex<HashMap<String, Owned>>,
+}
+
+/// What an instance knows about a transfer it owns, for hand-over at shutdown
+/// ([`crate::TransferRegistry::drain`]); kept here, beside the table that holds it.
+#[derive(Debug, Clone)]
+pub(crate) struct Owned {
+    /// The ownership's epoch (fencing token).
+    pub(crate) epoch: u64,
+    /// Its stream entry (it changes if the record is restored after a Redis restart).
+    pub(crate) entry: String,
+    /// Fired to ask the transfer to checkpoint and hand over.
+    pub(crate) drain: CancellationToken,
 }
 
 impl std::fmt::Debug for Cluster {

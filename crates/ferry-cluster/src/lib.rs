@@ -13,9 +13,11 @@
 //! - [`replay`] — [`Topics`], pub/sub with a kept last message (progress frames, auth tokens).
 //! - [`oauth`] — [`OAuthStates`], one-time OAuth state.
 //! - [`figures`] — [`Figures`] for `/metrics` and `/health`.
-//! - `pubsub` — the instance's one shared subscriber connection; `keys` — key and channel names.
+//! - `pubsub` — the instance's one shared subscriber connection; `keys` — key and channel names;
+//!   `clock` — milliseconds for Redis arguments.
 //! - [`error`] — [`ClusterError`].
 
+mod clock;
 pub mod cluster;
 pub mod config;
 pub mod error;

@@ -9,20 +9,15 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
+use crate::clock::now_ms;
 use crate::cluster::Cluster;
 use crate::error::Result;
 use crate::pubsub::{HubEvent, Subscription};
 
 /// Sequence numbers of this process's messages (publisher = instance id, so unique per sender).
 static SEQUENCE: AtomicU64 = AtomicU64::new(0);
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis().try_into().unwrap_or(u64::MAX))
-}
 
 struct Envelope<'a> {
     publisher: &'a str,
