@@ -3,16 +3,20 @@
 //! upload is admitted under the token's limits and recorded as the subject's, and every request
 //! on an existing upload from another subject is answered as if the upload did not exist.
 
-use axum::extract::{Request, State};
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::request::Parts;
 use axum::http::{Extensions, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use ferry_auth::{Admission, AuthError, Principal};
 
 use super::TusState;
+use super::error::{DraftError, without_body};
+use super::path_id::Id;
 use crate::id::UploadId;
 use crate::protocol::TusError;
-use crate::store::NewUpload;
+use crate::protocol::ietf::is_draft_request;
+use crate::store::{NewUpload, StoreError};
 
 /// Admits a new upload for the request's principal (size and type limits, quota) and makes it
 /// theirs: owner, and a storage key under the token's prefix. No principal, nothing to do.
@@ -57,32 +61,50 @@ pub(super) fn owner(extensions: &Extensions) -> Option<String> {
         .map(|p| p.subject().to_owned())
 }
 
-/// Middleware on `{base}{id}`: another subject's upload answers 404, like an unknown one.
-/// Costs one info read per request, and only when access control is on.
+/// Middleware on `{base}{id}`: parses the id (the [`Id`] the handler then extracts, so both
+/// see one value) and, under access control, answers another subject's upload 404, like an
+/// unknown one. A path that names no upload is 404 here, whoever asks. Costs one info read per
+/// request, and only when access control is on.
 pub(super) async fn owner_only(
     State(state): State<TusState>,
     request: Request,
     next: Next,
 ) -> Response {
-    let Some(principal) = request.extensions().get::<Principal>() else {
-        return next.run(request).await;
-    };
     if request.method() == Method::OPTIONS {
         return next.run(request).await;
     }
-    let id = request
-        .uri()
-        .path()
-        .strip_prefix(state.config().base_path.as_str())
-        .and_then(UploadId::parse);
-    // Unknown ids and store failures are the handler's to answer.
-    if let Some(id) = id
-        && let Ok(info) = state.store().info(&id).await
-        && !principal.owns(info.owner.as_deref())
-    {
-        return TusError::NotFound.into_response();
+    let (mut parts, body) = request.into_parts();
+    let id = match Id::from_request_parts(&mut parts, &state).await {
+        Ok(Id(id)) => id,
+        Err(e) => return refusal(&state, &parts, e),
+    };
+    if let Some(principal) = parts.extensions.get::<Principal>() {
+        // Fails closed: an info that cannot be read admits no one.
+        let refused = match state.store().info(&id).await {
+            Ok(info) if principal.owns(info.owner.as_deref()) => None,
+            Ok(_) | Err(StoreError::NotFound) => Some(TusError::NotFound),
+            Err(e) => Some(e.into()),
+        };
+        if let Some(e) = refused {
+            return refusal(&state, &parts, e);
+        }
     }
-    next.run(request).await
+    next.run(Request::from_parts(parts, body)).await
+}
+
+/// `e` as the verb's handler would answer it: in the draft's form for a draft request, and
+/// without a body for HEAD.
+fn refusal(state: &TusState, parts: &Parts, e: TusError) -> Response {
+    let response = if state.config().ietf_draft && is_draft_request(&parts.headers) {
+        DraftError::from(e).into_response()
+    } else {
+        e.into_response()
+    };
+    if parts.method == Method::HEAD {
+        without_body(response)
+    } else {
+        response
+    }
 }
 
 impl From<AuthError> for TusError {

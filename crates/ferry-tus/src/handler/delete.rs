@@ -1,12 +1,13 @@
 //! DELETE (termination): ends any request in flight for the upload, then removes it and its
 //! bytes ([`super::write::terminate`]).
 
-use axum::extract::{OriginalUri, Path, State};
+use axum::extract::{OriginalUri, State};
 use axum::http::{Extensions, HeaderMap, Method, StatusCode};
 use axum::response::Response;
 
 use super::hooks::{Caller, respond};
-use super::{TusState, parse_id, require_version, tus_headers, write};
+use super::path_id::Id;
+use super::{TusState, require_version, tus_headers, write};
 use crate::protocol::TusError;
 
 #[utoipa::path(
@@ -28,7 +29,7 @@ use crate::protocol::TusError;
 )]
 pub(super) async fn handle(
     State(state): State<TusState>,
-    Path(id): Path<String>,
+    Id(id): Id,
     method: Method,
     OriginalUri(uri): OriginalUri,
     extensions: Extensions,
@@ -41,6 +42,6 @@ pub(super) async fn handle(
         extensions: &extensions,
         headers: &headers,
     };
-    let response = write::terminate(&state, &parse_id(&id)?, &caller).await?;
+    let response = write::terminate(&state, &id, &caller).await?;
     Ok(respond(StatusCode::NO_CONTENT, tus_headers(), response))
 }

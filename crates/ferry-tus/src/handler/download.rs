@@ -4,12 +4,13 @@
 //! origin. `nosniff` always.
 
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use tokio_util::io::ReaderStream;
 
-use super::{TusState, header_u64, parse_id};
+use super::path_id::Id;
+use super::{TusState, header_u64};
 use crate::protocol::{Metadata, TusError};
 
 /// Types served as themselves. No SVG (it runs scripts), no HTML or XML.
@@ -49,9 +50,8 @@ const SAFE_TYPES: &[&str] = &[
 )]
 pub(super) async fn handle(
     State(state): State<TusState>,
-    Path(id): Path<String>,
+    Id(id): Id,
 ) -> Result<Response, TusError> {
-    let id = parse_id(&id)?;
     let info = state.store().info(&id).await?;
     if !info.is_complete() {
         return Err(TusError::NotFound);

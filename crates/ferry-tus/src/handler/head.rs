@@ -5,13 +5,15 @@
 //! Taking the upload's lock ends a PATCH still in flight, so the answer is prompt and reports
 //! exactly what that PATCH stored.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::error::without_body;
+use super::path_id::Id;
 use super::pending::{finish_if_ready, pending_length};
-use super::{TusState, header_u64, parse_id, require_version, tus_headers};
+use super::{TusState, header_u64, require_version, tus_headers};
+use crate::id::UploadId;
 use crate::protocol::TusError;
 use crate::protocol::headers::{
     UPLOAD_CONCAT, UPLOAD_DEFER_LENGTH, UPLOAD_LENGTH, UPLOAD_METADATA, UPLOAD_OFFSET,
@@ -47,7 +49,7 @@ use crate::store::{Concat, UploadInfo};
 )]
 pub(super) async fn handle(
     State(state): State<TusState>,
-    Path(id): Path<String>,
+    Id(id): Id,
     headers: HeaderMap,
 ) -> Response {
     match info_headers(&state, &id, &headers).await {
@@ -58,13 +60,12 @@ pub(super) async fn handle(
 
 async fn info_headers(
     state: &TusState,
-    raw_id: &str,
+    id: &UploadId,
     headers: &HeaderMap,
 ) -> Result<HeaderMap, TusError> {
     require_version(headers)?;
-    let id = parse_id(raw_id)?;
-    let _lease = state.lock().acquire(&id).await?;
-    let info = state.store().info(&id).await?;
+    let _lease = state.lock().acquire(id).await?;
+    let info = state.store().info(id).await?;
     state.check_not_expired(&info)?;
     let info = finish_if_ready(state, info).await?;
     let mut out = tus_headers();

@@ -18,7 +18,7 @@
 //! create first and append after (the draft allows a server to omit them).
 
 use axum::body::Body;
-use axum::extract::{OriginalUri, Path, State};
+use axum::extract::{OriginalUri, State};
 use axum::http::{Extensions, HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
@@ -26,8 +26,9 @@ use super::hooks::{Caller, respond};
 use super::write::{merge, request_info};
 
 use super::error::{DraftError, insert_interop, without_body};
+use super::path_id::Id;
 use super::write::{self, Checksum, Write, check_size, first_bytes};
-use super::{TusState, header_u64, parse_id};
+use super::{TusState, header_u64};
 use crate::protocol::TusError;
 use crate::protocol::headers::{UPLOAD_LENGTH, UPLOAD_OFFSET, parse_u64};
 use crate::protocol::ietf::{
@@ -94,9 +95,8 @@ pub(super) async fn create(
 
 /// HEAD on an upload: offset retrieval. Taking the lock ends an append still in flight, so the
 /// answer is its durable offset.
-pub(super) async fn offset(State(state): State<TusState>, Path(id): Path<String>) -> Response {
+pub(super) async fn offset(State(state): State<TusState>, Id(id): Id) -> Response {
     let offset = async {
-        let id = parse_id(&id)?;
         let _lease = state.lock().acquire(&id).await?;
         let info = state.store().info(&id).await?;
         state.check_not_expired(&info)?;
@@ -116,14 +116,13 @@ pub(super) async fn offset(State(state): State<TusState>, Path(id): Path<String>
 /// PATCH on an upload: append.
 pub(super) async fn append(
     State(state): State<TusState>,
-    Path(id): Path<String>,
+    Id(id): Id,
     method: Method,
     OriginalUri(uri): OriginalUri,
     extensions: Extensions,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, DraftError> {
-    let id = parse_id(&id)?;
     if !is_partial_upload(&headers) {
         return Err(DraftError::UnsupportedMediaType);
     }
@@ -177,7 +176,7 @@ pub(super) async fn append(
 /// DELETE on an upload: cancellation, which is the tus termination.
 pub(super) async fn cancel(
     State(state): State<TusState>,
-    Path(id): Path<String>,
+    Id(id): Id,
     method: Method,
     OriginalUri(uri): OriginalUri,
     extensions: Extensions,
@@ -189,7 +188,7 @@ pub(super) async fn cancel(
         extensions: &extensions,
         headers: &headers,
     };
-    let response = write::terminate(&state, &parse_id(&id)?, &caller).await?;
+    let response = write::terminate(&state, &id, &caller).await?;
     let mut out = HeaderMap::new();
     insert_interop(&mut out);
     Ok(respond(StatusCode::NO_CONTENT, out, response))

@@ -2,10 +2,11 @@
 //! cannot send PATCH or DELETE. The override names the verb whose handler answers.
 
 use axum::body::Body;
-use axum::extract::{OriginalUri, Path, State};
+use axum::extract::{OriginalUri, State};
 use axum::http::{Extensions, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 
+use super::path_id::Id;
 use super::{TusState, delete, head, patch, tus_headers};
 use crate::protocol::headers::X_HTTP_METHOD_OVERRIDE;
 
@@ -29,7 +30,7 @@ use crate::protocol::headers::X_HTTP_METHOD_OVERRIDE;
 )]
 pub(super) async fn handle(
     state: State<TusState>,
-    id: Path<String>,
+    id: Id,
     verb: Method,
     uri: OriginalUri,
     extensions: Extensions,

@@ -1,7 +1,8 @@
 //! The tus endpoint as an axum router, one module per verb.
 //!
 //! [`router`] mounts `{base}` (OPTIONS, POST) and `{base}{id}` (HEAD, PATCH, DELETE, GET, and
-//! POST with `X-HTTP-Method-Override`). Path segments that are not server-issued ids are
+//! POST with `X-HTTP-Method-Override`). The id is parsed once per request ([`path_id`]), by the
+//! owner check in front of every verb ([`access::owner_only`]); a segment that is not an id is
 //! answered 404 before the store is asked. With the IETF draft on, the router picks tus or the
 //! draft once per request; the draft's verbs are in [`ietf`]. Shared pieces: [`write`] (the
 //! write path every creation and append stands on), [`error`] (errors as answers), [`body`]
@@ -26,6 +27,7 @@ mod method_override;
 mod openapi;
 mod options;
 mod patch;
+mod path_id;
 mod pending;
 mod post;
 mod sweeper;
@@ -289,11 +291,6 @@ fn require_version(headers: &HeaderMap) -> Result<(), TusError> {
         Some(v) if v == TUS_VERSION => Ok(()),
         _ => Err(TusError::UnsupportedVersion),
     }
-}
-
-/// Maps a path segment to an id, or 404 without touching storage.
-fn parse_id(raw: &str) -> Result<UploadId, TusError> {
-    UploadId::parse(raw).ok_or(TusError::NotFound)
 }
 
 /// A header map holding `Tus-Resumable`, which every answer but OPTIONS carries.

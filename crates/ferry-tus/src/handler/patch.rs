@@ -4,13 +4,14 @@
 //! upload this PATCH completes (`concatenation-unfinished`).
 
 use axum::body::Body;
-use axum::extract::{OriginalUri, Path, State};
+use axum::extract::{OriginalUri, State};
 use axum::http::{Extensions, HeaderMap, Method, StatusCode, header};
 use axum::response::Response;
 
 use super::hooks::{Caller, respond};
+use super::path_id::Id;
 use super::write::{Write, check_size, is_offset_stream, parse_checksum};
-use super::{TusState, header_u64, parse_id, require_version, tus_headers};
+use super::{TusState, header_u64, require_version, tus_headers};
 use crate::protocol::TusError;
 use crate::protocol::headers::{UPLOAD_LENGTH, UPLOAD_OFFSET, parse_u64};
 
@@ -49,7 +50,7 @@ use crate::protocol::headers::{UPLOAD_LENGTH, UPLOAD_OFFSET, parse_u64};
 )]
 pub(super) async fn handle(
     State(state): State<TusState>,
-    Path(id): Path<String>,
+    Id(id): Id,
     method: Method,
     OriginalUri(uri): OriginalUri,
     extensions: Extensions,
@@ -57,7 +58,6 @@ pub(super) async fn handle(
     body: Body,
 ) -> Result<Response, TusError> {
     require_version(&headers)?;
-    let id = parse_id(&id)?;
     if !is_offset_stream(&headers) {
         return Err(TusError::UnsupportedMediaType);
     }

@@ -1,0 +1,255 @@
+//! `ferry serve --auth-secret --ietf-draft`: an upload or stored file named by another spelling
+//! of its id (`%61` for `a`, one character or all of them) is still its owner's alone. Another
+//! subject gets 404 from every verb, the method override and the IETF draft's verbs, and the
+//! owner's bytes stay exactly as they were. Real HTTP on loopback against the whole server.
+
+use std::net::SocketAddr;
+
+use clap::Parser;
+use ferry::{Cli, Command};
+use ferry_auth::Claims;
+use ferry_testkit::{random_bytes, sha256_hex};
+use reqwest::{Method, StatusCode};
+use tokio::net::TcpListener;
+
+const SECRET: &str = "application-shared-secret";
+
+struct Server {
+    base: String,
+    _data: tempfile::TempDir,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn start() -> Server {
+    let data = tempfile::tempdir().expect("temp dir");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr: SocketAddr = listener.local_addr().expect("addr");
+    let dir = data.path().display().to_string();
+    let addr_text = addr.to_string();
+    let args = [
+        "ferry",
+        "serve",
+        "--listen",
+        &addr_text,
+        "--data-dir",
+        &dir,
+        "--no-ui",
+        "--ietf-draft",
+        "--auth-secret",
+        SECRET,
+    ];
+    let Command::Serve(config) = Cli::try_parse_from(args).expect("flags").command;
+    let task = tokio::spawn(async move {
+        ferry::serve(&config, listener, std::future::pending())
+            .await
+            .expect("serve");
+    });
+    Server {
+        base: format!("http://{addr}"),
+        _data: data,
+        task,
+    }
+}
+
+fn token(sub: &str) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let claims = Claims {
+        sub: sub.to_owned(),
+        exp: now + 600,
+        ..Claims::default()
+    };
+    ferry_auth::issue(SECRET.as_bytes(), &claims)
+}
+
+fn request(method: Method, url: &str, auth: &str) -> reqwest::RequestBuilder {
+    reqwest::Client::new()
+        .request(method, url)
+        .header("Tus-Resumable", "1.0.0")
+        .bearer_auth(auth)
+}
+
+/// `id` with the characters at `at` percent-encoded (lower or upper case hex).
+fn encoded(id: &str, at: &[usize], upper: bool) -> String {
+    id.char_indices()
+        .map(|(i, c)| match (at.contains(&i), upper) {
+            (false, _) => c.to_string(),
+            (true, false) => format!("%{:02x}", u32::from(c)),
+            (true, true) => format!("%{:02X}", u32::from(c)),
+        })
+        .collect()
+}
+
+/// The other spellings of `id` a client can send.
+fn spellings(id: &str) -> Vec<String> {
+    let last = id.len() - 1;
+    let all: Vec<usize> = (0..id.len()).collect();
+    vec![
+        encoded(id, &[0], false),
+        encoded(id, &[0], true),
+        encoded(id, &[id.len() / 2], false),
+        encoded(id, &[last], true),
+        encoded(id, &all, false),
+    ]
+}
+
+/// Every way of reaching an upload, as `(label, request)`.
+fn attempts(url: &str, auth: &str) -> Vec<(&'static str, reqwest::RequestBuilder)> {
+    let patch = |req: reqwest::RequestBuilder| {
+        req.header("Upload-Offset", "5000")
+            .header("Content-Type", "application/offset+octet-stream")
+            .body(vec![0u8; 10])
+    };
+    let draft = |method: Method| {
+        reqwest::Client::new()
+            .request(method, url)
+            .header("Upload-Draft-Interop-Version", "8")
+            .bearer_auth(auth)
+    };
+    let overridden = |verb: &str| {
+        request(Method::POST, url, auth).header("X-HTTP-Method-Override", verb.to_owned())
+    };
+    vec![
+        ("HEAD", request(Method::HEAD, url, auth)),
+        ("GET", request(Method::GET, url, auth)),
+        ("PATCH", patch(request(Method::PATCH, url, auth))),
+        ("DELETE", request(Method::DELETE, url, auth)),
+        ("override PATCH", patch(overridden("PATCH"))),
+        ("override HEAD", overridden("HEAD")),
+        ("override DELETE", overridden("DELETE")),
+        ("draft HEAD", draft(Method::HEAD)),
+        (
+            "draft PATCH",
+            draft(Method::PATCH)
+                .header("Upload-Offset", "5000")
+                .header("Upload-Complete", "?0")
+                .header("Content-Type", "application/partial-upload")
+                .body(vec![0u8; 10]),
+        ),
+        ("draft DELETE", draft(Method::DELETE)),
+    ]
+}
+
+#[tokio::test]
+async fn another_spelling_of_an_upload_id_is_still_its_owners_alone() {
+    let server = start().await;
+    let alice = token("alice");
+    let bob = token("bob");
+    let bytes = random_bytes(20_000);
+    let res = request(Method::POST, &format!("{}/files/", server.base), &alice)
+        .header("Upload-Length", bytes.len().to_string())
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(res.status(), StatusCode::CREATED);
+    let location = res.headers()["location"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    let upload = format!("{}{location}", server.base);
+    let id = location.rsplit('/').next().expect("id").to_owned();
+    let res = request(Method::PATCH, &upload, &alice)
+        .header("Upload-Offset", "0")
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(bytes[..5_000].to_vec())
+        .send()
+        .await
+        .expect("PATCH");
+    assert_eq!(res.status(), StatusCode::NO_CONTENT);
+
+    for spelling in spellings(&id) {
+        let url = format!("{}/files/{spelling}", server.base);
+        for (label, req) in attempts(&url, &bob) {
+            let res = req.send().await.expect("send");
+            assert_eq!(res.status(), StatusCode::NOT_FOUND, "{label} {spelling}");
+            let head = label.ends_with("HEAD") && !label.starts_with("override");
+            let text = res.text().await.expect("body");
+            let want = if head { "" } else { "upload not found" };
+            assert_eq!(text.trim_end(), want, "{label} {spelling}");
+        }
+        // The owner reaches the same upload by any spelling: one id for the check and the verb.
+        let res = request(Method::HEAD, &url, &alice)
+            .send()
+            .await
+            .expect("HEAD");
+        assert_eq!(res.status(), StatusCode::OK, "{spelling}");
+        assert_eq!(res.headers()["upload-offset"], "5000", "{spelling}");
+    }
+
+    // Alice's upload is as she left it: she finishes it and gets her exact bytes back.
+    let res = request(Method::PATCH, &upload, &alice)
+        .header("Upload-Offset", "5000")
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(bytes[5_000..].to_vec())
+        .send()
+        .await
+        .expect("PATCH");
+    assert_eq!(res.status(), StatusCode::NO_CONTENT);
+    let got = request(Method::GET, &upload, &alice)
+        .send()
+        .await
+        .expect("GET")
+        .bytes()
+        .await
+        .expect("body");
+    assert_eq!(sha256_hex(&got), sha256_hex(&bytes));
+}
+
+#[tokio::test]
+async fn a_path_that_names_no_upload_is_404_with_a_message() {
+    let server = start().await;
+    let alice = token("alice");
+    for segment in ["%2e%2e%2Fetc", "a%2Fb", "%FF", "abc.info", "a%20b"] {
+        let url = format!("{}/files/{segment}", server.base);
+        for (label, req) in attempts(&url, &alice) {
+            let res = req.send().await.expect("send");
+            assert_eq!(res.status(), StatusCode::NOT_FOUND, "{label} {segment}");
+            if !label.ends_with("HEAD") || label.starts_with("override") {
+                let text = res.text().await.expect("body");
+                assert_eq!(text.trim_end(), "upload not found", "{label} {segment}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn another_spelling_of_a_stored_file_id_is_still_its_owners_alone() {
+    let server = start().await;
+    let alice = token("alice");
+    let bob = token("bob");
+    let bytes = random_bytes(20_000);
+    let res = reqwest::Client::new()
+        .put(format!("{}/upload/raw?name=b.bin", server.base))
+        .bearer_auth(&alice)
+        .body(bytes.clone())
+        .send()
+        .await
+        .expect("PUT");
+    assert_eq!(res.status(), StatusCode::OK);
+    let stored: serde_json::Value = res.json().await.expect("json");
+    let url = stored["url"].as_str().expect("url");
+    let id = url.rsplit('/').next().expect("id").to_owned();
+    for spelling in spellings(&id) {
+        let url = format!("{}/upload/{spelling}", server.base);
+        let res = request(Method::GET, &url, &bob).send().await.expect("GET");
+        assert_eq!(res.status(), StatusCode::NOT_FOUND, "{spelling}");
+        let body: serde_json::Value = res.json().await.expect("json");
+        assert_eq!(body["message"], "No such file", "{spelling}");
+        let got = request(Method::GET, &url, &alice)
+            .send()
+            .await
+            .expect("GET")
+            .bytes()
+            .await
+            .expect("body");
+        assert_eq!(sha256_hex(&got), sha256_hex(&bytes), "{spelling}");
+    }
+}
