@@ -2,8 +2,11 @@
 //! partial uploads finished is concatenated when the last one finishes. PATCH calls
 //! [`finish_finals_of`] when a partial upload completes; creation and HEAD call
 //! [`finish_if_ready`], which also completes a final whose last part finished before a restart.
+//! A final whose parts add up to more than the server's maximum size is never concatenated: its
+//! HEAD answers 413.
 
 use super::TusState;
+use super::write::check_size;
 use crate::id::UploadId;
 use crate::protocol::TusError;
 use crate::store::{Concat, StoreError, UploadInfo};
@@ -67,6 +70,12 @@ pub(super) async fn finish_if_ready(
     if !infos.iter().all(UploadInfo::is_complete) {
         return Ok(info);
     }
+    // Parts of a deferred length may have grown the whole past what creation could check.
+    let total = infos
+        .iter()
+        .map(|part| part.offset)
+        .fold(0u64, u64::saturating_add);
+    check_size(state, Some(total))?;
     let done = unfinished.finish_pending(&info.id).await?;
     let length = done.length;
     tracing::info!(upload = %info.id, parts = parts.len(), length, "final upload finished");

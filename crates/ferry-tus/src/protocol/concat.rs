@@ -1,11 +1,19 @@
 //! `Upload-Concat` (the concatenation extension): `partial`, or `final;<url> <url> ...` where
-//! each url names an upload of this endpoint, absolute or relative.
+//! each url names an upload of this endpoint, absolute or relative. A final names each partial
+//! upload once, and at most [`MAX_CONCAT_PARTS`] of them: repeating a part would make the server
+//! store its bytes over and over (a 64 KiB part named 400 times became 26 MB).
+
+use std::collections::HashSet;
 
 use super::TusError;
 use crate::id::UploadId;
 
 /// Longest accepted `Upload-Concat` value; a final upload of a few hundred partials fits.
 pub const MAX_CONCAT_BYTES: usize = 16 * 1024;
+
+/// Most partial uploads one final may name. Clients split a file into a few parallel parts;
+/// each part costs the server a lookup and an open file while the final is made.
+pub const MAX_CONCAT_PARTS: usize = 256;
 
 /// What a creation request asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,8 +36,16 @@ impl ConcatRequest {
         }
         let urls = raw.strip_prefix("final;").ok_or_else(invalid)?;
         let mut ids = Vec::new();
+        let mut seen = HashSet::new();
         for url in urls.split(' ').filter(|u| !u.is_empty()) {
-            ids.push(id_of(url, base_path).ok_or_else(invalid)?);
+            let id = id_of(url, base_path).ok_or_else(invalid)?;
+            if ids.len() == MAX_CONCAT_PARTS {
+                return Err(TusError::TooManyConcatParts);
+            }
+            if !seen.insert(id.clone()) {
+                return Err(TusError::RepeatedConcatPart);
+            }
+            ids.push(id);
         }
         if ids.is_empty() {
             return Err(invalid());
@@ -83,5 +99,33 @@ mod tests {
         ] {
             assert!(ConcatRequest::parse(&raw, "/files/").is_err(), "{raw:?}");
         }
+    }
+
+    /// The same part twice, even spelled as another url, is refused; so is a list too long.
+    #[test]
+    fn rejects_repeated_parts_and_too_many_parts() {
+        for raw in [
+            format!("final;/files/{A} /files/{A}"),
+            format!("final;/files/{A} /files/{B} http://example.com/files/{A}"),
+        ] {
+            assert!(
+                matches!(
+                    ConcatRequest::parse(&raw, "/files/"),
+                    Err(TusError::RepeatedConcatPart)
+                ),
+                "{raw:?}"
+            );
+        }
+        let urls = |n: usize| (0..n).map(|i| format!("/files/{i}")).collect::<Vec<_>>();
+        let most = format!("final;{}", urls(MAX_CONCAT_PARTS).join(" "));
+        let Ok(ConcatRequest::Final(ids)) = ConcatRequest::parse(&most, "/files/") else {
+            panic!("{MAX_CONCAT_PARTS} parts not accepted");
+        };
+        assert_eq!(ids.len(), MAX_CONCAT_PARTS);
+        let over = format!("final;{}", urls(MAX_CONCAT_PARTS + 1).join(" "));
+        assert!(matches!(
+            ConcatRequest::parse(&over, "/files/"),
+            Err(TusError::TooManyConcatParts)
+        ));
     }
 }

@@ -4,6 +4,8 @@
 
 use http::StatusCode;
 
+use super::concat::MAX_CONCAT_PARTS;
+
 #[derive(Debug, thiserror::Error)]
 pub enum TusError {
     #[error("unsupported tus version; this server speaks 1.0.0")]
@@ -50,6 +52,11 @@ pub enum TusError {
     FinalUpload,
     #[error("a final upload can only be made from finished partial uploads of this server")]
     InvalidConcatParts,
+    /// A final naming one partial upload twice would store its bytes twice for nothing.
+    #[error("Upload-Concat names the same partial upload more than once")]
+    RepeatedConcatPart,
+    #[error("Upload-Concat names more than {MAX_CONCAT_PARTS} partial uploads")]
+    TooManyConcatParts,
     #[error("this extension is not supported by the store")]
     UnsupportedExtension,
     #[error("too many uploads are being written by this client at once")]
@@ -85,6 +92,8 @@ impl TusError {
             | Self::InvalidChecksum
             | Self::LengthImmutable
             | Self::InvalidConcatParts
+            | Self::RepeatedConcatPart
+            | Self::TooManyConcatParts
             | Self::UnsupportedExtension
             | Self::BodyInterrupted => StatusCode::BAD_REQUEST,
             Self::IdleTimeout => StatusCode::REQUEST_TIMEOUT,

@@ -3,6 +3,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod concat_limits;
 mod concat_unfinished;
 mod delete;
 mod get;
