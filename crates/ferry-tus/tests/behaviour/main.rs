@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod concat_leftovers;
 mod concurrency;
 mod conformance;
 mod expiration;

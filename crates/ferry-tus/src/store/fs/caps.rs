@@ -9,7 +9,9 @@ use async_trait::async_trait;
 use tokio::fs;
 
 use super::stage::remove_if_present;
-use super::{FsStore, not_found, now_secs};
+use std::path::{Path, PathBuf};
+
+use super::{FsStore, Paths, not_found, now_secs};
 use crate::id::UploadId;
 use crate::protocol::Metadata;
 use crate::store::{
@@ -70,24 +72,45 @@ impl FsStore {
     }
 
     /// Copies the parts, in order, into `id`'s data file and returns the length. Bytes go to a
-    /// temporary name and appear complete or not at all: a crash mid-copy leaves no final
-    /// upload that claims bytes it lacks. `std::io::copy` lets the kernel copy file to file.
+    /// temporary name (`{id}.concat.tmp`) and appear complete or not at all: a crash mid-copy
+    /// leaves no final upload that claims bytes it lacks, and the next start sweeps the
+    /// temporary file ([`FsStore::open`]). A copy that fails (a part deleted meanwhile, a full
+    /// disk) removes it at once. `std::io::copy` lets the kernel copy file to file.
     async fn concat_into(&self, id: &UploadId, parts: &[UploadId]) -> Result<u64, StoreError> {
-        let tmp = self.dir.join(format!("{id}.concat.tmp"));
+        let tmp = concat_tmp(&self.dir, id);
         let sources: Vec<_> = parts.iter().map(|p| self.data_path(p)).collect();
         self.blocking(id, move |p| {
-            let mut out = p.entries.change(|| std::fs::File::create(&tmp))?;
-            let mut length = 0u64;
-            for source in sources {
-                let mut part = std::fs::File::open(source).map_err(not_found)?;
-                length += std::io::copy(&mut part, &mut out)?;
+            let copied = copy_parts(&p, &tmp, &sources);
+            if copied.is_err()
+                && let Err(e) = p.entries.change(|| remove_if_present(&tmp))
+            {
+                tracing::error!(path = %tmp.display(), error = %e, "concatenation leftover kept");
             }
-            p.sync(&out)?;
-            p.entries.change(|| std::fs::rename(&tmp, &p.data))?;
-            Ok(length)
+            copied
         })
         .await
     }
+}
+
+/// Where the bytes of a concatenation gather before they become the final's.
+pub(super) fn concat_tmp(dir: &Path, id: &UploadId) -> PathBuf {
+    dir.join(format!("{id}{CONCAT_TMP_SUFFIX}"))
+}
+
+/// The suffix of [`concat_tmp`] files, which the store sweeps at start.
+pub(super) const CONCAT_TMP_SUFFIX: &str = ".concat.tmp";
+
+/// The copy of [`FsStore::concat_into`], leaving `tmp` behind when it fails.
+fn copy_parts(p: &Paths, tmp: &Path, sources: &[PathBuf]) -> Result<u64, StoreError> {
+    let mut out = p.entries.change(|| std::fs::File::create(tmp))?;
+    let mut length = 0u64;
+    for source in sources {
+        let mut part = std::fs::File::open(source).map_err(not_found)?;
+        length += std::io::copy(&mut part, &mut out)?;
+    }
+    p.sync(&out)?;
+    p.entries.change(|| std::fs::rename(tmp, &p.data))?;
+    Ok(length)
 }
 
 /// A scan over every info file skips one it cannot read (and says so), so a single damaged
@@ -122,7 +145,17 @@ impl Concatenate for FsStore {
             storage_key: None,
             owner,
         };
-        self.write_info(&id, &info).await?;
+        if let Err(e) = self.write_info(&id, &info).await {
+            // Without its info the bytes belong to no upload, and nothing would ever remove them.
+            let data = self.data_path(&id);
+            let removed = self.blocking(&id, move |p| {
+                Ok(p.entries.change(|| remove_if_present(&data))?)
+            });
+            if let Err(e) = removed.await {
+                tracing::error!(upload = %id, error = %e, "concatenated bytes without info kept");
+            }
+            return Err(e);
+        }
         Ok(info)
     }
 }

@@ -62,10 +62,12 @@ pub struct FsStore {
 }
 
 impl FsStore {
-    /// Opens (creating if needed) the directory.
+    /// Opens (creating if needed) the directory, and removes what concatenations cut short by a
+    /// crash left behind: no upload owns those bytes, so nothing else ever would.
     pub async fn open(dir: impl Into<PathBuf>) -> std::io::Result<Self> {
         let dir = dir.into();
         tokio::fs::create_dir_all(&dir).await?;
+        sweep_concat_leftovers(&dir).await?;
         Ok(Self {
             dir,
             fsync: Fsync::default(),
@@ -134,6 +136,26 @@ impl FsStore {
         })
         .await
     }
+}
+
+/// Removes every `*.concat.tmp` in `dir`. The fs store serves one process, so at start no
+/// concatenation is under way.
+async fn sweep_concat_leftovers(dir: &Path) -> io::Result<()> {
+    let mut entries = tokio::fs::read_dir(dir).await?;
+    while let Some(entry) = entries.next_entry().await? {
+        let name = entry.file_name();
+        if name
+            .to_str()
+            .is_some_and(|n| n.ends_with(caps::CONCAT_TMP_SUFFIX))
+        {
+            // One that cannot be removed is worth a warning, not a server that will not start.
+            match tokio::fs::remove_file(entry.path()).await {
+                Ok(()) => tracing::info!(file = ?name, "removed a concatenation's leftover"),
+                Err(e) => tracing::warn!(file = ?name, error = %e, "concatenation leftover kept"),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Serialises the calls that add, rename or remove entries of the store's directory.
