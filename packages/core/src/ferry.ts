@@ -534,6 +534,12 @@ export class Ferry {
         this.#dispatch({ type: 'resume', ids: resume });
         void this.#runBatch(resume);
       },
+      uploaded: async (file, signal) =>
+        this.#uploaderFor(file)?.uploaded?.(file, {
+          companionUrl: this.companionUrl,
+          headers: () => this.requestHeaders(),
+          signal,
+        }),
       add: (descriptors) => void this.#admitFiles(descriptors, this.#defersSizes(descriptors)),
       slicing: this.#options.sizing,
       removeFiles: (ids) => this.removeFiles(ids),

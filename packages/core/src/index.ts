@@ -164,6 +164,7 @@ export { type Listener, type ReadableStore, Store } from './store.ts';
 export type * from './types.ts';
 export {
   type AbortReason,
+  type AskContext,
   type BundleContext,
   type CancelContext,
   toUploadError,

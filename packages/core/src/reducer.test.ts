@@ -145,6 +145,23 @@ describe('reduce', () => {
     expect(initialState.counts).toEqual(noCounts);
   });
 
+  test('the ghost count follows adds, revivals, patches and removals', () => {
+    const ghost = (id: string): FerryFile => ({ ...file(id, 3), state: 'paused', isPaused: true, ghost: true });
+    const changes: [Action, number][] = [
+      [{ type: 'add', files: [ghost('g1'), ghost('g2'), file('n', 1)], first: true }, 2],
+      [{ type: 'revive', files: [{ id: 'g1', data: new Blob(['abc']), size: 3 }] }, 1],
+      [{ type: 'patch', id: 'n', patch: { ghost: true } }, 2],
+      [{ type: 'patch', id: 'n', patch: { ghost: false } }, 1],
+      [{ type: 'remove', ids: ['g2', 'n'] }, 0],
+    ];
+    let s = initialState;
+    for (const [action, ghosts] of changes) {
+      s = reduce(s, action);
+      expect(s.ghosts, action.type).toBe(ghosts);
+    }
+    expect(initialState.ghosts).toBe(0);
+  });
+
   test('info queue keeps order and hides by id', () => {
     let s = reduce(initialState, { type: 'info-show', info: { id: '1', type: 'info', message: 'a', duration: 0 } });
     s = reduce(s, { type: 'info-show', info: { id: '2', type: 'error', message: 'b', duration: 0 } });

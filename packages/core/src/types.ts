@@ -139,6 +139,11 @@ export interface FerryState {
    * every change instead of walking every file.
    */
   counts: Readonly<Record<FileState, number>>;
+  /**
+   * How many files are ghosts (`FerryFile.ghost`; counted as paused in `counts`): they wait for
+   * the person to add them again and hold no other file back.
+   */
+  ghosts: number;
   /** Informer queue, oldest first. */
   info: readonly InfoMessage[];
   isOffline: boolean;

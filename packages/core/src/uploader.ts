@@ -88,6 +88,9 @@ export function wholePart(data: Blob, context: Pick<UploadContext, 'bytes'>): Bl
 /** What {@link Uploader.cancel} gets from the engine. */
 export type CancelContext = Pick<UploadContext, 'companionUrl' | 'headers'>;
 
+/** What {@link Uploader.uploaded} gets from the engine: a signal that ends the question. */
+export type AskContext = CancelContext & { signal: AbortSignal };
+
 export interface UploadResult {
   uploadURL?: string;
   /** The destination's parsed answer, when there is one. */
@@ -106,6 +109,12 @@ export interface Uploader {
   bundles?(): boolean;
   /** Optional: discards server-side state of a file that is not running (removed while paused). */
   cancel?(file: FerryFile, context: CancelContext): Promise<void>;
+  /**
+   * Optional: asks the server whether the upload the file's bookkeeping names (a tus upload URL)
+   * is complete; its result when it is, undefined when it is not or there is nothing to ask.
+   * Recovery asks it of restored files, so that none is shown as work the server has done.
+   */
+  uploaded?(file: FerryFile, context: AskContext): Promise<UploadResult | undefined>;
 }
 
 /** Like {@link UploadContext}, with progress for the whole bundle. */

@@ -29,6 +29,8 @@ function committed(tx: IDBTransaction): Promise<void> {
 /** A small key-value view over the two stores of one scope. */
 export class RecoveryDb {
   readonly #db: Promise<IDBDatabase>;
+  /** The database once open: a page going away writes without awaiting anything. */
+  #open: IDBDatabase | undefined;
 
   constructor(scope: string, factory: IDBFactory = indexedDB) {
     const open = factory.open(dbName(scope), VERSION);
@@ -36,7 +38,10 @@ export class RecoveryDb {
       for (const name of [FILES, BLOBS])
         if (!open.result.objectStoreNames.contains(name)) open.result.createObjectStore(name);
     };
-    this.#db = done(open);
+    this.#db = done(open).then((db) => {
+      this.#open = db;
+      return db;
+    });
   }
 
   async all<T>(store: string): Promise<Map<string, T>> {
@@ -68,12 +73,41 @@ export class RecoveryDb {
   /** Writes and deletes in one transaction. */
   async write(store: string, puts: readonly [string, unknown][], deletes: readonly string[] = []): Promise<void> {
     if (puts.length === 0 && deletes.length === 0) return;
-    const db = await this.#db;
+    await committed(this.#transact(await this.#db, store, puts, deletes));
+  }
+
+  /**
+   * Writes and deletes in one transaction started now, for a page that is going away and cannot
+   * await; false when the database is not open yet. It queues behind the transactions begun
+   * before it, as any other.
+   */
+  writeNow(store: string, puts: readonly [string, unknown][], deletes: readonly string[] = []): boolean {
+    if (!this.#open) return false;
+    if (puts.length === 0 && deletes.length === 0) return true;
+    try {
+      this.#transact(this.#open, store, puts, deletes);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Issues the requests and commits at once: left to auto-commit, a transaction ends only after
+   * the page has heard every request's answer, and a page closed meanwhile loses it.
+   */
+  #transact(
+    db: IDBDatabase,
+    store: string,
+    puts: readonly [string, unknown][],
+    deletes: readonly string[],
+  ): IDBTransaction {
     const tx = db.transaction(store, 'readwrite');
     const os = tx.objectStore(store);
     for (const [key, value] of puts) os.put(value, key);
     for (const key of deletes) os.delete(key);
-    await committed(tx);
+    (tx as Partial<Pick<IDBTransaction, 'commit'>>).commit?.();
+    return tx;
   }
 
   async count(store: string): Promise<number> {

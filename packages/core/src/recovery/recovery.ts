@@ -11,6 +11,14 @@
  * every file has completed, when the upload is over and everything is deleted. Each record
  * keeps its file's place in the add order, so the list comes back as the person built it.
  *
+ * The records tell the truth after the page goes away at any moment: on `pagehide` (and when
+ * the page is hidden) what changed is written at once, in one transaction begun in that task,
+ * so a completion the page has seen is never lost to a pending timer. On start, a record that
+ * is not complete but names its server upload (a tus URL) is asked about first
+ * (`RecoveryHost.uploaded`): one the server has finished comes back complete, never as work
+ * left or as a ghost. A small tus file learns its URL only with the answer to its one request:
+ * if the page went away before that answer, nothing can be asked, and it is sent again.
+ *
  * Files added in a large batch have their size pending for a while (`sizing.ts`); one saved
  * then has no size and no modification time in its record (reading either costs a disk lookup
  * in Chromium). It is saved all the same rather than held back until sized: after a reload the
@@ -26,10 +34,11 @@
  * stay ghosts (nothing uploads on a guess); a file that turns out to be none of theirs is then
  * added as a new file.
  */
-import type { Revival } from '../reducer.ts';
+import { completed, type Revival } from '../reducer.ts';
 import { DEFAULT_COMMIT_MS } from '../sizing.ts';
 import { defaultYield, SlicedQueue, type SliceOptions } from '../slicer.ts';
 import type { FerryFile, FerryState, FileDescriptor, InfoType } from '../types.ts';
+import type { UploadResult } from '../uploader.ts';
 import { ByteKeeper, type BytesKind, type FileHandleLike, type Loaded } from './bytes.ts';
 import { FILES, RecoveryDb } from './db.ts';
 
@@ -80,6 +89,11 @@ export interface RecoveryHost {
   run(ids: string[]): void;
   /** Gives ghosts their bytes (and size) back in one state change, and resumes those with `run`. */
   revive(revived: Revived[]): void;
+  /**
+   * Asks the server whether the upload a restored file's bookkeeping names is complete (its
+   * uploader's `uploaded`): the result when it is, undefined when it is not or cannot say.
+   */
+  uploaded?(file: FerryFile, signal: AbortSignal): Promise<UploadResult | undefined>;
   /** Adds files that turned out to be no ghost's, as new files (recovery does not see them again). */
   add(descriptors: FileDescriptor[]): void;
   /** How the engine slices size reads (`sizing.ts`); re-added files are compared in the same way. */
@@ -120,6 +134,8 @@ interface Measured extends Candidate {
 
 /** Records written per IndexedDB transaction. */
 const WRITE_BATCH = 500;
+/** Longest wait, in ms, for the server to say whether restored uploads are finished. */
+const ASK_TIMEOUT = 5000;
 /** States in which a file was moving when the page went away: it resumes on restore. */
 const MOVING = new Set(['uploading', 'preprocessing', 'postprocessing']);
 /**
@@ -166,7 +182,17 @@ export class Recovery {
   /** A comparison waits for the main thread's next turn ({@link #changed}). */
   #observing = false;
   #writing: Promise<void> = Promise.resolve();
+  /**
+   * What the next transactions write: ids whose records are due (read from the store when their
+   * transaction starts, so a later one never writes an older record), ids to delete, and records
+   * to write as they are.
+   */
+  readonly #duePuts = new Set<string>();
+  readonly #dueDeletes = new Set<string>();
+  #dueRecords: [string, SavedRecord][] = [];
+  #started: Promise<void> | undefined;
   #unsubscribe: (() => void) | undefined;
+  #unlisten: (() => void) | undefined;
   #snapshot: RecoverySnapshot = { restored: 0, ghosts: [], needPermission: [] };
   /** The add order the next new record takes: after every restored one. */
   #nextOrder = 0;
@@ -190,8 +216,18 @@ export class Recovery {
     );
   }
 
-  /** Reads the records of an earlier page back into the engine, then follows the store. */
-  async start(): Promise<void> {
+  /** Reads the records of an earlier page back into the engine, then follows the store (once). */
+  start(): Promise<void> {
+    this.#started ??= this.#start();
+    return this.#started;
+  }
+
+  /** Resolves once the records of the last visit are back in the engine (or there were none). */
+  ready(): Promise<void> {
+    return this.start();
+  }
+
+  async #start(): Promise<void> {
     let saved: Map<string, SavedRecord>;
     try {
       saved = await this.#db.all<SavedRecord>(FILES);
@@ -200,14 +236,18 @@ export class Recovery {
       return;
     }
     const records = this.#inAddOrder(saved);
-    const loaded = await this.#loadBytes(records);
+    // Asked first, so that nothing the server has finished is ever shown as work left.
+    const finished = await this.#askServer(records);
+    const loaded = await this.#loadBytes(records.filter(([id]) => !finished.has(id)));
     const files: FerryFile[] = [];
     const run: string[] = [];
     const ghosts: string[] = [];
     const needPermission: string[] = [];
     for (const [id, record] of records) {
       if (this.#host.getState().files[id]) continue;
-      const file = revived(record, loaded.get(id));
+      const done = finished.get(id);
+      if (done) this.#finishedOnServer(id, record);
+      const file = done ? completed(plain(record), done) : revived(record, loaded.get(id));
       if (file.ghost) ghosts.push(id);
       if (file.ghost && needsPermissionOf(file)) needPermission.push(id);
       if (file.state === 'waiting' && MOVING.has(record.file.state) && !file.ghost) run.push(id);
@@ -217,9 +257,11 @@ export class Recovery {
       files.push(file);
     }
     if (files.length > 0) this.#host.restore(files);
-    // Restored files are as saved; files added before now are new (their bytes get kept).
-    this.#seen = Object.fromEntries(files.map((f) => [f.id, f]));
+    // Restored files are as saved (those the server finished are written again, complete);
+    // files added before now are new (their bytes get kept).
+    this.#seen = Object.fromEntries(files.filter((f) => !finished.has(f.id)).map((f) => [f.id, f]));
     this.#unsubscribe = this.#host.subscribe(() => this.#changed());
+    this.#unlisten = onPageHidden(() => this.#writeNow());
     this.#observe(this.#host.getState());
     if (files.length > 0) {
       this.#set({ restored: files.length, ghosts, needPermission });
@@ -255,6 +297,35 @@ export class Recovery {
       wanted.map(([id, record]) => ({ id, kind: record.bytes, who: identity(record), handle: record.handle })),
     );
     return new Map(wanted.map(([id], i) => [id, loaded[i] ?? { ghost: true }]));
+  }
+
+  /**
+   * The records whose uploads the server has finished although the record does not say so (the
+   * page went away before it heard, or before it wrote it down), with the server's result: each
+   * upload the record names (a tus upload URL) is asked about, all at once, for at most
+   * {@link ASK_TIMEOUT} ms. A server that does not answer leaves the record as it is.
+   */
+  async #askServer(records: readonly [string, SavedRecord][]): Promise<Map<string, UploadResult>> {
+    const asking = records.filter(([, record]) => record.file.state !== 'complete' && record.file.tus?.uploadUrl);
+    const finished = new Map<string, UploadResult>();
+    if (asking.length === 0 || !this.#host.uploaded) return finished;
+    const signal = AbortSignal.timeout(ASK_TIMEOUT);
+    const answers = await Promise.all(
+      asking.map(([, record]) => this.#host.uploaded?.(plain(record), signal).catch(() => undefined)),
+    );
+    answers.forEach((answer, i) => {
+      const id = asking[i]?.[0];
+      if (answer && id !== undefined) finished.set(id, answer);
+    });
+    return finished;
+  }
+
+  /** A record the server finished: its kept bytes go, and it is written again, complete. */
+  #finishedOnServer(id: string, record: SavedRecord): void {
+    if (record.bytes !== 'none') void this.#bytes.drop(id, record.bytes);
+    record.bytes = 'none';
+    delete record.handle;
+    this.#dirty.add(id);
   }
 
   /**
@@ -347,6 +418,7 @@ export class Recovery {
   stop(): void {
     this.#comparisons.stop();
     this.#unsubscribe?.();
+    this.#unlisten?.();
     this.#observeNow();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#write();
@@ -443,6 +515,7 @@ export class Recovery {
       if (state.files[id]) continue;
       this.#finished.delete(id);
       this.#dirty.delete(id);
+      this.#duePuts.delete(id);
       this.#deleted.add(id);
       urgent = true;
       const record = this.#records.get(id);
@@ -464,6 +537,7 @@ export class Recovery {
     for (const id of ids) {
       this.#finished.add(id);
       this.#dirty.delete(id);
+      this.#duePuts.delete(id);
       this.#deleted.add(id);
       const record = this.#records.get(id);
       this.#records.delete(id);
@@ -602,38 +676,104 @@ export class Recovery {
     }, delay);
   }
 
-  /** Writes the dirty records and deletes the removed ones in one transaction, after the last write. */
+  /** Writes the dirty records and deletes the removed ones, in transactions after the last one. */
   #write(): void {
+    this.#due();
+    this.#drainLater();
+  }
+
+  /** Moves what changed into what the next transactions write. */
+  #due(): void {
+    for (const id of this.#dirty) this.#duePuts.add(id);
+    for (const id of this.#deleted) {
+      this.#duePuts.delete(id);
+      this.#dueDeletes.add(id);
+    }
+    this.#dirty.clear();
+    this.#deleted.clear();
+  }
+
+  /** Queues records to write as they are (not from the store), before the next writes. */
+  #put(records: readonly [string, SavedRecord][]): void {
+    this.#dueRecords.push(...records);
+    this.#drainLater();
+  }
+
+  #drainLater(): void {
+    this.#writing = this.#writing.then(() => this.#drain());
+  }
+
+  /**
+   * Writes what is due in transactions of {@link WRITE_BATCH} records, one after the other:
+   * cloning 10,000 records in one go would hold the main thread for one long task.
+   */
+  async #drain(): Promise<void> {
+    for (let batch = this.#take(WRITE_BATCH); batch; batch = this.#take(WRITE_BATCH)) {
+      await this.#db.write(FILES, batch.puts, batch.deletes).catch(() => {
+        // Quota or a closed database: recovery is best effort, the page goes on.
+      });
+    }
+  }
+
+  /**
+   * The page is going away (closed, or hidden and maybe never shown again): what changed is
+   * written now, in one transaction begun in this task, so a completion the page has seen
+   * reaches the records even when no timer or promise runs again.
+   */
+  #writeNow(): void {
+    if (this.#broken) return;
+    this.#observeNow();
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#due();
+    const batch = this.#take(Number.POSITIVE_INFINITY);
+    if (!batch || this.#db.writeNow(FILES, batch.puts, batch.deletes)) return;
+    // Not open yet: nothing was written before either; the queued writes do it when it opens.
+    this.#dueRecords.push(...batch.records);
+    for (const [id] of batch.puts) this.#duePuts.add(id);
+    for (const id of batch.deletes) this.#dueDeletes.add(id);
+    this.#drainLater();
+  }
+
+  /** Up to `limit` due records, read from the store now, with every due delete; none when nothing is due. */
+  #take(limit: number) {
     const state = this.#host.getState();
-    const puts: [string, unknown][] = [];
-    for (const id of this.#dirty) {
+    const records = this.#dueRecords;
+    this.#dueRecords = [];
+    const puts: [string, unknown][] = [...records];
+    for (const id of this.#duePuts) {
+      if (puts.length >= limit) break;
+      this.#duePuts.delete(id);
       const file = state.files[id];
-      if (!file) continue;
+      if (!file || this.#finished.has(id)) continue;
       const record = this.#recordOf(file);
       // A ghost keeps the state it had before the reload (it is only shown paused).
       record.file = file.ghost ? { ...saved(file), state: record.file.state } : saved(file);
       puts.push([id, record]);
     }
-    const deletes = [...this.#deleted];
-    this.#dirty.clear();
-    this.#deleted.clear();
-    this.#put(puts, deletes);
+    const deletes = [...this.#dueDeletes];
+    this.#dueDeletes.clear();
+    if (puts.length === 0 && deletes.length === 0) return undefined;
+    return { puts, deletes, records };
   }
+}
 
-  /** Queues records to write and ids to delete after the writes before them. */
-  #put(puts: readonly [string, unknown][], deletes: readonly string[] = []): void {
-    // In transactions of WRITE_BATCH records, one after the other: cloning 10,000 records in
-    // one go would hold the main thread for one long task.
-    for (let i = 0; i < Math.max(puts.length, 1); i += WRITE_BATCH) {
-      const batch = puts.slice(i, i + WRITE_BATCH);
-      const gone = i === 0 ? deletes : [];
-      this.#writing = this.#writing
-        .then(() => this.#db.write(FILES, batch, gone))
-        .catch(() => {
-          // Quota or a closed database: recovery is best effort, the page goes on.
-        });
-    }
-  }
+/**
+ * Calls `hidden` when the page may be going away: `pagehide` (closed, reloaded, navigated away)
+ * and `visibilitychange` to hidden (a mobile browser may discard a hidden page without another
+ * event). Nothing outside a browser.
+ */
+function onPageHidden(hidden: () => void): () => void {
+  const page = globalThis as Partial<Pick<Window, 'addEventListener' | 'removeEventListener' | 'document'>>;
+  const onVisibility = () => {
+    if (page.document?.visibilityState === 'hidden') hidden();
+  };
+  page.addEventListener?.('pagehide', hidden);
+  page.document?.addEventListener('visibilitychange', onVisibility);
+  return () => {
+    page.removeEventListener?.('pagehide', hidden);
+    page.document?.removeEventListener('visibilitychange', onVisibility);
+  };
 }
 
 /** Ghosts whose handle needs permission again (kept off the file record, which is plain data). */
@@ -668,12 +808,15 @@ function idCounterOrder(a: string, b: string): number {
 /** Whether a record comes back with bytes: not when completed (freed) or remote (the server has them). */
 const needsBytes = (record: SavedRecord) => record.file.state !== 'complete' && !record.file.isRemote;
 
+/** The record's file as it was saved, without bytes. */
+const plain = (record: SavedRecord): FerryFile => ({ ...record.file, data: null, isPaused: false });
+
 /**
  * The file a record comes back as, given its kept bytes (when it needs any): a file that was
  * moving waits to resume; one whose bytes are gone is a paused ghost.
  */
 function revived(record: SavedRecord, loaded: Loaded | undefined): FerryFile {
-  const base: FerryFile = { ...record.file, data: null, isPaused: false };
+  const base = plain(record);
   if (!needsBytes(record)) return MOVING.has(base.state) ? { ...base, state: 'waiting' } : base;
   if (loaded && 'blob' in loaded) {
     const state = MOVING.has(base.state) ? 'waiting' : base.state;

@@ -9,6 +9,7 @@ import * as tus from 'tus-js-client';
 import { DEFAULT_RETRY_DELAYS, shouldRetry } from '../retryer.ts';
 import type { FerryFile } from '../types.ts';
 import {
+  type AskContext,
   bytesReadAhead,
   type CancelContext,
   type RequestHeaders,
@@ -156,6 +157,27 @@ export class TusUploader implements Uploader {
     if (!url) return;
     const headers = await resolveHeaders(context?.headers, this.#options.headers);
     await tus.Upload.terminate(url, { headers }).catch(() => undefined);
+  }
+
+  /**
+   * Whether the server holds the whole upload the file's `tus.uploadUrl` names: a HEAD answers
+   * its offset, and `Upload-Offset` equal to `Upload-Length` means done (a restored file whose
+   * page went away before it heard the last answer).
+   */
+  async uploaded(file: FerryFile, context: AskContext): Promise<UploadResult | undefined> {
+    const url = file.tus?.uploadUrl;
+    if (!url) return undefined;
+    const headers = await resolveHeaders(context.headers, this.#options.headers);
+    const res = await fetch(url, {
+      method: 'HEAD',
+      headers: { ...headers, 'Tus-Resumable': '1.0.0' },
+      signal: context.signal,
+      cache: 'no-store',
+    });
+    const offset = res.headers.get('Upload-Offset');
+    const length = res.headers.get('Upload-Length');
+    if (!res.ok || offset === null || length === null || offset !== length) return undefined;
+    return { uploadURL: url };
   }
 
   /** The server may answer a relative Location; the file record keeps a full URL. */

@@ -32,6 +32,48 @@ test.each([
   expect(overallState({ ...zero, ...counts })).toBe(state);
 });
 
+// Ghosts are paused files waiting to be added again: they hold nothing else back.
+test.each([
+  [{ paused: 2, waiting: 1 }, 2, 'waiting'],
+  [{ paused: 2, error: 1 }, 2, 'error'],
+  [{ paused: 2, complete: 3 }, 2, 'paused'],
+  [{ paused: 3, waiting: 1 }, 2, 'paused'],
+  [{ paused: 2, uploading: 1 }, 2, 'uploading'],
+])('overallState(%j, ghosts %i) = %s', (counts, ghosts, state) => {
+  expect(overallState({ ...zero, ...counts }, ghosts)).toBe(state);
+});
+
+test('a file added while ghosts wait shows the Upload button, and it uploads', async () => {
+  const uploader = new ManualUploader();
+  const ferry = new Ferry({ uploader });
+  render(
+    <FerryProvider ferry={ferry}>
+      <StatusBar />
+    </FerryProvider>,
+  );
+  // A ghost, as recovery restores one: paused, no bytes, waiting to be added again.
+  act(() => {
+    const ghost = ferry.addFile({ data: new File(['abc'], 'gone.txt') }) as string;
+    ferry.pauseResume(ghost);
+    ferry.setFileState(ghost, { ghost: true, data: null });
+  });
+  await act(() => vi.advanceTimersByTimeAsync(FRAME_MS));
+  expect(ferry.getState().ghosts).toBe(1);
+
+  act(() => {
+    ferry.addFile({ data: new File(['new'], 'new.txt') });
+  });
+  await act(() => vi.advanceTimersByTimeAsync(FRAME_MS));
+  expect(screen.getByTestId('ferry-status').textContent).toBe('1 file selected');
+  await act(async () => {
+    fireEvent.click(screen.getByRole('button', { name: 'Upload 1 file' }));
+    await Promise.resolve();
+  });
+  await act(() => vi.advanceTimersByTimeAsync(FRAME_MS));
+  expect(uploader.pending.map((p) => p.file.name)).toEqual(['new.txt']);
+  ferry.destroy();
+});
+
 test('walks waiting → uploading → complete with the matching actions', async () => {
   const uploader = new ManualUploader();
   const ferry = new Ferry({ uploader });

@@ -22,16 +22,21 @@ export type OverallState =
 /** How many files are in each state (the engine keeps them: `FerryState.counts`). */
 export type Counts = FerryState['counts'];
 
-/** The one state the bar shows for a mix of file states. */
-export function overallState(c: Counts): OverallState {
+/**
+ * The one state the bar shows for a mix of file states. `ghosts` of the paused files are ghosts
+ * (`FerryState.ghosts`): they wait for the person to add their files again, so they hold no other
+ * file back, and the bar shows them paused only when nothing else is to be done.
+ */
+export function overallState(c: Counts, ghosts = 0): OverallState {
   const all = c.waiting + c.preprocessing + c.uploading + c.postprocessing + c.paused + c.complete + c.error;
   if (all === 0) return 'empty';
   if (c.uploading > 0) return 'uploading';
   if (c.preprocessing > 0) return 'preprocessing';
   if (c.postprocessing > 0) return 'postprocessing';
-  if (c.paused > 0) return 'paused';
+  if (c.paused > ghosts) return 'paused';
   if (c.waiting > 0) return 'waiting';
   if (c.error > 0) return 'error';
+  if (ghosts > 0) return 'paused';
   return 'complete';
 }
 
@@ -46,12 +51,13 @@ export function StatusBar({ onDone, showErrors = true }: StatusBarProps) {
   const ferry = useFerry();
   const t = useI18n();
   const counts = useFerryState((s) => s.counts);
+  const ghosts = useFerryState((s) => s.ghosts);
   const total = useFerryState((s) => s.totalProgress);
   const uploaded = useFerryState((s) => s.totals?.bytesUploaded ?? 0);
   const bytesTotal = useFerryState((s) => s.totals?.bytesTotal ?? 0);
   // Sizes of a large batch are still being read: upload() would wait for them, so the button does.
   const sizing = useFerryState((s) => (s.sizesPending ?? 0) > 0);
-  const state = overallState(counts);
+  const state = overallState(counts, ghosts);
   const speed = useSmoothedSpeed(uploaded, state === 'uploading');
   if (state === 'empty') return null;
 
