@@ -1,9 +1,14 @@
 //! File hooks as tusd runs them (`pkg/hooks/file/file.go`): the executable `DIR/<hook type>`
 //! runs in `DIR` with the hook request as JSON on stdin, `TUS_ID`, `TUS_SIZE` and `TUS_OFFSET`
-//! in its environment (besides the server's), and its stderr passed through. Exit 0 with a
+//! in its environment, and its stderr passed through. Exit 0 with a
 //! JSON answer (or nothing) on stdout is a response; another exit code is a failure. A missing
 //! executable means the hook is not used, as in tusd. File hooks are not retried (tusd does
 //! not either); a run longer than the timeout is killed.
+//!
+//! Unlike tusd, the hook does not inherit the server's environment: that holds the server's
+//! secrets (`FERRY_AUTH_SECRET`, S3 keys, `COMPANION_*`), and a hook is often a script an
+//! operator copied from elsewhere. It gets `PATH` (so `#!/bin/sh` scripts find their tools) and
+//! the `TUS_*` variables, nothing else.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -48,7 +53,12 @@ impl FileTransport {
         let upload = event.upload();
         let input = serde_json::to_vec(event)
             .map_err(|err| HookError::unavailable(hook, format!("encoding: {err}")))?;
-        let spawned = Command::new(path)
+        let mut command = Command::new(path);
+        command.env_clear();
+        if let Some(search) = std::env::var_os("PATH") {
+            command.env("PATH", search);
+        }
+        let spawned = command
             .current_dir(&self.dir)
             .env("TUS_ID", &upload.id)
             .env("TUS_SIZE", upload.size.unwrap_or(0).to_string())
