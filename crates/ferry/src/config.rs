@@ -48,6 +48,16 @@ pub struct ServeConfig {
     #[arg(long, env = "FERRY_MAX_SIZE")]
     pub max_size: Option<u64>,
 
+    /// Seconds a client may take to send a request's line and headers before its connection
+    /// is closed (a client trickling headers, Slowloris).
+    #[arg(
+        long,
+        env = "FERRY_HEADER_TIMEOUT",
+        default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub header_timeout: u64,
+
     /// S3-compatible object storage, shared by the tus s3 store and the companion's S3 routes.
     #[command(flatten)]
     pub s3: S3Args,

@@ -16,7 +16,9 @@
 //! - [`surface`]: the API's edges: JSON 404/405 for unknown paths and methods under an API
 //!   prefix, everything else to the page.
 //! - `s3`: `--s3-*` options -> the one bucket of the tus store and the `/s3/*` signing routes.
-//! - [`app`] builds the router; [`serve`] runs it on a listener until shutdown.
+//! - [`app`] builds the router; [`serve`] runs it on a listener until shutdown, through
+//!   `serve` (the accept loop: header-read timeout) and `linger` (early answers reach the
+//!   client).
 
 pub mod auth;
 pub mod cluster;
@@ -24,10 +26,12 @@ pub mod companion;
 pub mod compat;
 pub mod config;
 pub mod hooks;
+mod linger;
 pub mod openapi;
 pub mod providers;
 pub mod reference;
 mod s3;
+mod serve;
 pub mod surface;
 mod tus_store;
 mod ui;
@@ -179,10 +183,12 @@ pub async fn serve_with_grace(
     let mut config = config.clone();
     config.listen = listener.local_addr()?;
     let (app, hooks, fleet) = build(&config).await?;
-    // Connection info lets the tus endpoint cap uploads per client address.
-    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+    let options = serve::Connections {
+        header_timeout: std::time::Duration::from_secs(config.header_timeout),
+        linger: linger::Linger::DEFAULT,
+    };
+    let server = serve::run(listener, app, options, async move {
         shutdown.await;
         // Transfers running here go on elsewhere at once.
         if let Some(fleet) = fleet {
@@ -200,13 +206,12 @@ pub async fn serve_with_grace(
             std::future::pending::<()>().await;
         }
     };
-    let served = tokio::select! {
-        result = server => result,
+    tokio::select! {
+        () = server => {},
         () = deadline => {
             tracing::warn!(?grace, "requests still in flight after the grace period; closing them");
-            Ok(())
         }
-    };
+    }
     // Notifications still queued (post-finish of the last uploads) get a bounded last chance.
     if let Some(hooks) = hooks {
         if tokio::time::timeout(HOOK_FLUSH, hooks.flush())
@@ -219,7 +224,7 @@ pub async fn serve_with_grace(
             );
         }
     }
-    served
+    Ok(())
 }
 
 /// How long queued hook notifications may take to be delivered at shutdown.

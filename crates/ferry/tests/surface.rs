@@ -29,6 +29,7 @@ async fn start(ui_dir: Option<std::path::PathBuf>, s3: S3Args) -> Running {
         ui_dir,
         no_ui: false,
         max_size: None,
+        header_timeout: 30,
         s3,
         tus: Default::default(),
         companion: Default::default(),
