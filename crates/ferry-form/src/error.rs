@@ -1,5 +1,5 @@
 //! Errors of the form endpoint: one enum, one status mapping, one JSON body. Internal causes
-//! are logged and never echoed to the client.
+//! are logged and never echoed to the client; a full disk is said as such (507).
 
 use axum::Json;
 use axum::http::StatusCode;
@@ -22,7 +22,10 @@ pub enum FormError {
     NotFound,
     /// Disk trouble; logged, answered as a generic 500.
     #[error("internal error")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+    /// The disk is full (ENOSPC or the disk quota): 507, and nothing of the file is kept.
+    #[error("No space left on the server to store the file")]
+    NoSpace,
     /// A pre-create hook could not be asked (receiver down or too slow): its status (502, 504)
     /// and public message.
     #[error("{message}")]
@@ -40,6 +43,18 @@ pub enum FormError {
     Refused(Box<axum::http::Response<String>>),
 }
 
+impl From<std::io::Error> for FormError {
+    fn from(e: std::io::Error) -> Self {
+        use std::io::ErrorKind::{QuotaExceeded, StorageFull};
+        if matches!(e.kind(), StorageFull | QuotaExceeded) {
+            tracing::warn!(error = %e, "form upload: no space left");
+            Self::NoSpace
+        } else {
+            Self::Io(e)
+        }
+    }
+}
+
 impl FormError {
     /// The HTTP status answered for this error.
     pub fn status_code(&self) -> StatusCode {
@@ -48,6 +63,7 @@ impl FormError {
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::NoSpace => StatusCode::INSUFFICIENT_STORAGE,
             Self::Hook { status, .. } => *status,
             Self::Refused(answer) => answer.status(),
             Self::Auth(e) => e.status_code(),

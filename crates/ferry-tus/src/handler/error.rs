@@ -1,7 +1,8 @@
 //! How errors become answers. A tus request's error is its status and stable message from the
 //! protocol's table with `Tus-Resumable`; a draft request's error is the same table without it,
 //! or one of the draft's RFC 9457 problem documents. Causes from the store and the lock are
-//! logged here and answered generically.
+//! logged here and answered by what they are: a full disk is 507, an unreachable or failing
+//! storage service 503 with `Retry-After` (clients retry), anything else a generic 500.
 
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -18,7 +19,10 @@ use crate::store::StoreError;
 
 impl IntoResponse for TusError {
     fn into_response(self) -> Response {
-        let retry = matches!(self, Self::TooManyUploads | Self::LockUnavailable);
+        let retry = matches!(
+            self,
+            Self::TooManyUploads | Self::LockUnavailable | Self::StorageUnavailable
+        );
         let version = matches!(self, Self::UnsupportedVersion);
         let mut response = match self {
             Self::Refused(answer) => answer.map(Body::from),
@@ -42,6 +46,14 @@ impl From<StoreError> for TusError {
             StoreError::NotFound => Self::NotFound,
             StoreError::OffsetMismatch { sent, current } => Self::OffsetMismatch { sent, current },
             StoreError::AlreadyExists => Self::IdTaken,
+            e if e.is_no_space() => {
+                tracing::warn!(error = %e, "tus store: no space left");
+                Self::NoSpace
+            }
+            StoreError::Unavailable(cause) => {
+                tracing::warn!(%cause, "tus store: storage service unavailable");
+                Self::StorageUnavailable
+            }
             StoreError::Io(e) => {
                 tracing::error!(error = %e, "tus store failure");
                 Self::Internal

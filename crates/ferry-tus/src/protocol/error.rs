@@ -73,6 +73,13 @@ pub enum TusError {
     /// (post-receive): the answer it chose, sent as it is plus `Tus-Resumable`.
     #[error("refused by the application's hook")]
     Refused(Box<http::Response<String>>),
+    /// The disk is full (ENOSPC, or the disk quota): the bytes stored before stay counted.
+    #[error("no space left on the server to store the upload")]
+    NoSpace,
+    /// The storage service (S3) could not be reached, did not answer in time or failed; the
+    /// request can be tried again (what was stored before stays counted).
+    #[error("the storage service is unavailable; try again shortly")]
+    StorageUnavailable,
     #[error("internal server error")]
     Internal,
 }
@@ -104,7 +111,8 @@ impl TusError {
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooLarge | Self::BodyTooLong => StatusCode::PAYLOAD_TOO_LARGE,
             Self::AlreadyComplete => StatusCode::FORBIDDEN,
-            Self::LockUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::LockUnavailable | Self::StorageUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::NoSpace => StatusCode::INSUFFICIENT_STORAGE,
             Self::IdTaken => StatusCode::CONFLICT,
             Self::HookFailed { status, .. } => *status,
             Self::Refused(answer) => answer.status(),

@@ -117,6 +117,20 @@ pub enum StoreError {
     AlreadyExists,
     #[error("storage failure: {0}")]
     Io(#[from] std::io::Error),
+    /// The storage service (S3) could not be reached, did not answer in time, or failed; the
+    /// cause is for logs. Stores keep what they stored before, so the client may retry.
+    #[error("storage service unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl StoreError {
+    /// The disk is full: ENOSPC, or the disk quota (EDQUOT).
+    pub fn is_no_space(&self) -> bool {
+        matches!(self, Self::Io(e) if matches!(
+            e.kind(),
+            std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+        ))
+    }
 }
 
 /// The required part of every store.

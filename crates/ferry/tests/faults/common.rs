@@ -1,0 +1,62 @@
+//! tus requests the fault tests share, against one `ferry` base URL.
+
+use reqwest::{Client, RequestBuilder, StatusCode};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_ferry");
+
+/// A request with `Tus-Resumable: 1.0.0`.
+pub fn tus(client: &Client, method: reqwest::Method, url: &str) -> RequestBuilder {
+    client.request(method, url).header("Tus-Resumable", "1.0.0")
+}
+
+/// Creates an upload of `len` bytes on `base`; returns its URL.
+pub async fn create(client: &Client, base: &str, len: usize) -> String {
+    let res = tus(client, reqwest::Method::POST, &format!("{base}/files/"))
+        .header("Upload-Length", len.to_string())
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(res.status(), 201);
+    let location = res.headers()["location"].to_str().expect("ascii");
+    // Locations are paths here; an absolute one is taken as it is.
+    if location.starts_with('/') {
+        format!("{base}{location}")
+    } else {
+        location.to_owned()
+    }
+}
+
+/// The upload's offset, or the status HEAD answered instead of 200.
+pub async fn offset(client: &Client, url: &str) -> Result<u64, StatusCode> {
+    let res = tus(client, reqwest::Method::HEAD, url)
+        .send()
+        .await
+        .expect("head");
+    if res.status() != StatusCode::OK {
+        return Err(res.status());
+    }
+    Ok(res.headers()["upload-offset"]
+        .to_str()
+        .expect("ascii")
+        .parse()
+        .expect("number"))
+}
+
+/// PATCHes `body` at `offset` in one request.
+pub async fn patch(client: &Client, url: &str, offset: u64, body: Vec<u8>) -> reqwest::Response {
+    tus(client, reqwest::Method::PATCH, url)
+        .header("Upload-Offset", offset.to_string())
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(body)
+        .send()
+        .await
+        .expect("patch answered")
+}
+
+/// The finished upload's bytes.
+pub async fn download(client: &Client, url: &str) -> Vec<u8> {
+    let res = client.get(url).send().await.expect("download");
+    assert_eq!(res.status(), 200, "GET {url}");
+    res.bytes().await.expect("body").to_vec()
+}
