@@ -3,6 +3,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use ferry_tus::UploadId;
 use ferry_tus::protocol::checksum::Expected;
 use ferry_tus::protocol::headers::parse_decimal;
 use ferry_tus::protocol::{ConcatRequest, Metadata};
@@ -52,5 +53,22 @@ proptest! {
     fn checksum_and_concat_never_panic(raw in "\\PC{0,200}") {
         let _ = Expected::parse(&raw);
         let _ = ConcatRequest::parse(&raw, "/files/");
+    }
+
+    #[test]
+    fn ids_are_exactly_the_safe_alphabet(raw in "[A-Za-z0-9_-]{0,140}|\\PC{0,40}|[a-f0-9%./]{1,40}") {
+        let safe = (1..=128).contains(&raw.len())
+            && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        let parsed = UploadId::parse(&raw);
+        prop_assert_eq!(parsed.is_some(), safe, "{:?}", raw);
+        if let Some(id) = parsed {
+            prop_assert_eq!(id.as_str(), raw.as_str());
+        }
+    }
+
+    #[test]
+    fn generated_ids_parse_back(_n in 0..64u8) {
+        let id = UploadId::generate();
+        prop_assert_eq!(UploadId::parse(id.as_str()), Some(id));
     }
 }
