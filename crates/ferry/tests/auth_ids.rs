@@ -1,7 +1,8 @@
 //! `ferry serve --auth-secret --ietf-draft`: an upload or stored file named by another spelling
 //! of its id (`%61` for `a`, one character or all of them) is still its owner's alone. Another
 //! subject gets 404 from every verb, the method override and the IETF draft's verbs, and the
-//! owner's bytes stay exactly as they were. Real HTTP on loopback against the whole server.
+//! owner's bytes stay exactly as they were. A token's `prefix` keeps uploads inside the tus
+//! directory. Real HTTP on loopback against the whole server.
 
 use std::net::SocketAddr;
 
@@ -16,8 +17,14 @@ const SECRET: &str = "application-shared-secret";
 
 struct Server {
     base: String,
-    _data: tempfile::TempDir,
+    data: tempfile::TempDir,
     task: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    fn data_dir(&self) -> &std::path::Path {
+        self.data.path()
+    }
 }
 
 impl Drop for Server {
@@ -52,22 +59,26 @@ async fn start() -> Server {
     });
     Server {
         base: format!("http://{addr}"),
-        _data: data,
+        data,
         task,
     }
 }
 
-fn token(sub: &str) -> String {
+/// A token for `claims`, valid for ten minutes.
+fn issue(mut claims: Claims) -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("clock")
         .as_secs();
-    let claims = Claims {
-        sub: sub.to_owned(),
-        exp: now + 600,
-        ..Claims::default()
-    };
+    claims.exp = now + 600;
     ferry_auth::issue(SECRET.as_bytes(), &claims)
+}
+
+fn token(sub: &str) -> String {
+    issue(Claims {
+        sub: sub.to_owned(),
+        ..Claims::default()
+    })
 }
 
 fn request(method: Method, url: &str, auth: &str) -> reqwest::RequestBuilder {
@@ -252,4 +263,85 @@ async fn another_spelling_of_a_stored_file_id_is_still_its_owners_alone() {
             .expect("body");
         assert_eq!(sha256_hex(&got), sha256_hex(&bytes), "{spelling}");
     }
+}
+
+/// Every file under `dir`, relative to it.
+fn tree(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(at) = todo.pop() {
+        for entry in std::fs::read_dir(&at).expect("list") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).expect("under dir");
+                out.push(rel.display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A token's `prefix` places uploads under the tus directory and nowhere else: one that would
+/// climb out of it (or is not a relative path) is refused with 403 and a message, on tus and on
+/// the IETF draft's creation, and nothing is written.
+#[tokio::test]
+async fn a_token_prefix_is_held_inside_the_tus_directory() {
+    let server = start().await;
+    let files = format!("{}/files/", server.base);
+    let with_prefix = |prefix: &str| {
+        issue(Claims {
+            sub: "mallory".to_owned(),
+            prefix: Some(prefix.to_owned()),
+            ..Claims::default()
+        })
+    };
+    let before = tree(server.data_dir());
+    for prefix in ["../", "../escape/", "x/../../", "x//y/", "/abs/", "./../"] {
+        let auth = with_prefix(prefix);
+        let res = request(Method::POST, &files, &auth)
+            .header("Upload-Length", "4")
+            .send()
+            .await
+            .expect("POST");
+        assert_eq!(res.status(), StatusCode::FORBIDDEN, "{prefix:?}");
+        assert_eq!(
+            res.text().await.expect("body"),
+            "the token's prefix must be a relative path of A-Z a-z 0-9 . _ - segments\n",
+            "{prefix:?}"
+        );
+        let res = reqwest::Client::new()
+            .post(&files)
+            .bearer_auth(&auth)
+            .header("Upload-Draft-Interop-Version", "8")
+            .header("Upload-Complete", "?1")
+            .body("abcd")
+            .send()
+            .await
+            .expect("draft POST");
+        assert_eq!(res.status(), StatusCode::FORBIDDEN, "draft {prefix:?}");
+    }
+    assert_eq!(tree(server.data_dir()), before, "a refused prefix wrote");
+
+    // A prefix inside the directory works as before.
+    let bytes = random_bytes(1_000);
+    let auth = with_prefix("users/alice/");
+    let res = request(Method::POST, &files, &auth)
+        .header("Upload-Length", bytes.len().to_string())
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(bytes.clone())
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(res.status(), StatusCode::CREATED);
+    let location = res.headers()["location"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    let id = location.rsplit('/').next().expect("id");
+    let placed = server.data_dir().join("tus/users/alice").join(id);
+    let stored = std::fs::read(&placed).expect("bytes under the prefix");
+    assert_eq!(sha256_hex(&stored), sha256_hex(&bytes));
 }

@@ -1,7 +1,8 @@
 //! Access control inside the endpoint, when the server runs with `--auth-secret`: the gate in
 //! front has already checked the token and left its [`Principal`] in the request. Here an
-//! upload is admitted under the token's limits and recorded as the subject's, and every request
-//! on an existing upload from another subject is answered as if the upload did not exist.
+//! upload is admitted under the token's limits and recorded as the subject's (under the token's
+//! `prefix`, which must make a safe storage key), and every request on an existing upload from
+//! another subject is answered as if the upload did not exist.
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
@@ -9,6 +10,7 @@ use axum::http::{Extensions, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use ferry_auth::{Admission, AuthError, Principal};
+use ferry_hooks::StorageKey;
 
 use super::TusState;
 use super::error::{DraftError, without_body};
@@ -42,7 +44,13 @@ pub(super) fn claim(extensions: &Extensions, upload: &mut NewUpload) -> Result<(
     upload.owner = Some(principal.subject().to_owned());
     if let Some(prefix) = principal.prefix() {
         let id = upload.id.get_or_insert_with(UploadId::generate);
-        upload.storage_key = Some(format!("{prefix}{id}"));
+        // The same rule as a hook's storage key: a prefix such as `../` must not place the
+        // bytes outside the store.
+        let key = StorageKey::parse(&format!("{prefix}{id}")).map_err(|why| {
+            tracing::warn!(subject = principal.subject(), %why, "token prefix refused");
+            TusError::UnsafePrefix
+        })?;
+        upload.storage_key = Some(key.as_str().to_owned());
     }
     Ok(())
 }

@@ -65,6 +65,9 @@ pub enum TusError {
     LockUnavailable,
     #[error("an upload with this id or storage key already exists")]
     IdTaken,
+    /// The token's `prefix` would put the upload outside the store (`../`, an absolute path).
+    #[error("the token's prefix must be a relative path of A-Z a-z 0-9 . _ - segments")]
+    UnsafePrefix,
     /// A blocking hook could not be asked (receiver down, too slow, nonsense answer): the
     /// status (502 or 504) and the public message of the hook error.
     #[error("{message}")]
@@ -105,7 +108,7 @@ impl TusError {
             | Self::BodyInterrupted => StatusCode::BAD_REQUEST,
             Self::IdleTimeout => StatusCode::REQUEST_TIMEOUT,
             Self::ChecksumMismatch => checksum_mismatch(),
-            Self::FinalUpload => StatusCode::FORBIDDEN,
+            Self::FinalUpload | Self::UnsafePrefix => StatusCode::FORBIDDEN,
             Self::TooManyUploads => StatusCode::TOO_MANY_REQUESTS,
             Self::OffsetMismatch { .. } | Self::Superseded => StatusCode::CONFLICT,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
