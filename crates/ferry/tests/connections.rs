@@ -2,7 +2,8 @@
 //! a client trickling its headers is disconnected after `--header-timeout`, and an answer
 //! given before the body was read (413 while the client is still sending) reaches the client
 //! whole, every time, instead of a reset. Node clients (tus-js-client, node:http) are in
-//! `e2e/early-answers.e2e.ts`.
+//! `e2e/early-answers.e2e.ts`. The accept loop also keeps what `axum::serve` gave: the peer
+//! address on every request, and a shutdown that closes idle connections at once.
 
 use std::time::Duration;
 
@@ -203,4 +204,95 @@ async fn answers_given_before_the_body_is_read_reach_the_client() {
         "File exceeds the maximum size of 1048576 bytes",
     )
     .await;
+}
+
+/// The accept loop hands every request its peer address (`ConnectInfo`, which the per-client
+/// upload cap and the hooks read): a hook names the client's own address and port.
+#[tokio::test]
+async fn requests_carry_the_peer_address() {
+    let receiver = ferry_testkit::hooks::HookReceiver::start().await;
+    let hooks = receiver.url();
+    let server = start(&[
+        "--hooks-http",
+        &hooks,
+        "--hooks-enabled-events",
+        "pre-create",
+    ])
+    .await;
+    let mut client = TcpStream::connect(server.addr).await.expect("connect");
+    let peer = client.local_addr().expect("local addr");
+    client
+        .write_all(
+            b"POST /files/ HTTP/1.1\r\nHost: ferry\r\nTus-Resumable: 1.0.0\r\n\
+              Upload-Length: 5\r\nConnection: close\r\n\r\n",
+        )
+        .await
+        .expect("write");
+    let answer = tokio::time::timeout(GENEROUS, read_until_closed(&mut client))
+        .await
+        .expect("answered")
+        .expect("read");
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    let seen = receiver.wait_for("pre-create", 1, GENEROUS).await;
+    assert_eq!(
+        seen[0]["Event"]["HTTPRequest"]["RemoteAddr"],
+        peer.to_string(),
+        "{}",
+        seen[0]
+    );
+}
+
+/// Shutdown closes connections left open between requests at once: the server returns long
+/// before its grace period, with a keep-alive client still connected.
+#[tokio::test]
+async fn shutdown_closes_idle_keep_alive_connections() {
+    let data = tempfile::tempdir().expect("temp dir");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (listen, dir) = (addr.to_string(), data.path().display().to_string());
+    let args = [
+        "ferry",
+        "serve",
+        "--listen",
+        &listen,
+        "--data-dir",
+        &dir,
+        "--no-ui",
+    ];
+    let Command::Serve(config) = Cli::try_parse_from(args).expect("flags").command;
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        let stop = async move {
+            let _ = stop_rx.await;
+        };
+        ferry::serve_with_grace(&config, listener, stop, Duration::from_secs(600)).await
+    });
+    let mut idle = TcpStream::connect(addr).await.expect("connect");
+    idle.write_all(b"GET /health HTTP/1.1\r\nHost: ferry\r\n\r\n")
+        .await
+        .expect("write");
+    // The whole answer (`ok\n` ends it), and the connection stays open for the next request.
+    let mut answer = Vec::new();
+    while !answer.ends_with(b"\r\n\r\nok\n") {
+        let mut chunk = [0u8; 256];
+        let n = idle.read(&mut chunk).await.expect("read");
+        assert!(n > 0, "closed before the answer");
+        answer.extend_from_slice(&chunk[..n]);
+    }
+    assert!(answer.starts_with(b"HTTP/1.1 200 OK"));
+
+    let _ = stop_tx.send(());
+    let served = tokio::time::timeout(GENEROUS, server)
+        .await
+        .expect("serve returned with an idle connection open")
+        .expect("task");
+    assert!(served.is_ok(), "{served:?}");
+    let rest = tokio::time::timeout(GENEROUS, read_until_closed(&mut idle))
+        .await
+        .expect("closed");
+    assert_eq!(
+        rest.ok().as_deref(),
+        Some(""),
+        "nothing more after the answer"
+    );
 }
