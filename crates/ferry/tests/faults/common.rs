@@ -60,3 +60,59 @@ pub async fn download(client: &Client, url: &str) -> Vec<u8> {
     assert_eq!(res.status(), 200, "GET {url}");
     res.bytes().await.expect("body").to_vec()
 }
+
+/// Bytes handed to request bodies, over every attempt (what was sent, resends included).
+pub type Sent = std::sync::Arc<std::sync::atomic::AtomicU64>;
+
+/// PATCHes `body` at `offset`, `chunk` bytes every `pace`, counting what it hands over in
+/// `sent`. `Err` when the request failed without an answer (connection cut, server gone).
+pub async fn paced_patch(
+    client: &Client,
+    url: &str,
+    offset: u64,
+    body: Vec<u8>,
+    chunk: usize,
+    pace: std::time::Duration,
+    sent: &Sent,
+) -> reqwest::Result<reqwest::Response> {
+    let len = body.len();
+    let chunks: Vec<bytes::Bytes> = body
+        .chunks(chunk)
+        .map(bytes::Bytes::copy_from_slice)
+        .collect();
+    let sent = sent.clone();
+    let stream = futures_util::stream::unfold(chunks.into_iter(), move |mut rest| {
+        let sent = sent.clone();
+        async move {
+            let next = rest.next()?;
+            tokio::time::sleep(pace).await;
+            sent.fetch_add(next.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            Some((Ok::<_, std::io::Error>(next), rest))
+        }
+    });
+    tus(client, reqwest::Method::PATCH, url)
+        .header("Upload-Offset", offset.to_string())
+        .header("Content-Type", "application/offset+octet-stream")
+        .header("Content-Length", len.to_string())
+        .body(reqwest::Body::wrap_stream(stream))
+        .send()
+        .await
+}
+
+/// Polls `GET {base}/health` until it answers 200; the time that took. Panics after `within`.
+pub async fn health_back(
+    client: &Client,
+    base: &str,
+    within: std::time::Duration,
+) -> std::time::Duration {
+    let started = std::time::Instant::now();
+    while started.elapsed() < within {
+        if let Ok(res) = client.get(format!("{base}/health")).send().await
+            && res.status() == StatusCode::OK
+        {
+            return started.elapsed();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!("/health did not answer 200 within {within:?}");
+}
