@@ -15,18 +15,21 @@
 //! - [`token`]: [`Claims`], [`verify`] (both token forms) and [`issue`] for tests and docs.
 //! - [`principal`]: [`Principal`], who a request acts for, and its limits ([`Admission`]).
 //! - [`quota`]: [`Quota`], bytes per subject over a sliding window.
+//! - [`meter`]: [`Meter`], a file of unknown size charged to the quota as its bytes arrive.
 //! - [`gate`]: [`Gate`], the axum middleware that reads the token (header or `access_token`).
 //! - [`error`]: [`AuthError`], every refusal with its status and message.
 
 pub mod error;
 pub mod gate;
 pub mod jwt;
+pub mod meter;
 pub mod principal;
 pub mod quota;
 pub mod token;
 
 pub use error::AuthError;
 pub use gate::{Gate, Protect};
+pub use meter::Meter;
 pub use principal::{Admission, Principal};
 pub use quota::Quota;
 pub use token::{Claims, issue, verify};

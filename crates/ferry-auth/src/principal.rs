@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::error::AuthError;
+use crate::meter::Meter;
 use crate::quota::Quota;
 use crate::token::Claims;
 
@@ -73,6 +74,11 @@ impl Principal {
         self.claims.max_size
     }
 
+    /// Whether this principal's uploads are held to a size: the token's `max_size` or a quota.
+    pub fn limits_size(&self) -> bool {
+        self.claims.max_size.is_some() || self.quota.is_some()
+    }
+
     /// The storage prefix the token confines files to, if any.
     pub fn prefix(&self) -> Option<&str> {
         self.claims.prefix.as_deref()
@@ -109,6 +115,35 @@ impl Principal {
             Some(quota) => quota.reserve(self.subject(), size),
             None => Ok(()),
         }
+    }
+
+    /// Charges the rest of a file whose size became known at last (`size` bytes, of which
+    /// `before` were charged as they arrived): refused when the size is over the token's
+    /// `max_size` or the rest does not fit the quota.
+    pub fn charge_rest(&self, before: u64, size: u64) -> Result<(), AuthError> {
+        if let Some(limit) = self.claims.max_size
+            && size > limit
+        {
+            return Err(AuthError::TooLarge { limit });
+        }
+        match &self.quota {
+            Some(quota) => quota.reserve_more(self.subject(), before, size.saturating_sub(before)),
+            None => Ok(()),
+        }
+    }
+
+    /// Gives back `n` bytes charged but never stored.
+    pub fn refund(&self, n: u64) {
+        if let Some(quota) = &self.quota {
+            quota.release(self.subject(), n);
+        }
+    }
+
+    /// A meter charging the bytes of a file of unknown size as they arrive, `before` of them
+    /// charged already; `None` when the server has no quota.
+    pub fn meter(&self, before: u64) -> Option<Meter> {
+        let quota = self.quota.clone()?;
+        Some(Meter::new(quota, self.subject(), before))
     }
 
     /// Checks that `key` lies under the token's prefix (any key when it has none).

@@ -17,6 +17,9 @@ pub enum FormError {
         /// The configured maximum, in bytes.
         max: u64,
     },
+    /// The body delivered less than 1 KiB in one idle window (`--idle-timeout`).
+    #[error("the request body was idle for too long")]
+    IdleTimeout,
     /// No stored file has this id.
     #[error("No such file")]
     NotFound,
@@ -62,6 +65,7 @@ impl FormError {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::NotFound => StatusCode::NOT_FOUND,
+            Self::IdleTimeout => StatusCode::REQUEST_TIMEOUT,
             Self::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::NoSpace => StatusCode::INSUFFICIENT_STORAGE,
             Self::Hook { status, .. } => *status,

@@ -11,6 +11,8 @@
 //! - `upload`: `POST /upload` (multipart form, one file or a bundle of several).
 //! - `raw`: `PUT`/`POST /upload/raw?name=...` (the body is the file).
 //! - `download`: `GET /upload/{id}` (the stored bytes, as an attachment).
+//! - `body`: the request body under the idle rule and the quota (shared with tus through
+//!   `ferry-body`), and why a read failed.
 //! - `access`: the token's limits, quota and file owners under `--auth-secret`.
 //! - `hooks`: the lifecycle hooks of each stored file (pre-create, which may refuse it;
 //!   post-create and post-finish, with where it is stored).
@@ -20,6 +22,7 @@ pub mod error;
 pub mod store;
 
 mod access;
+mod body;
 mod download;
 mod hooks;
 mod raw;
@@ -27,6 +30,7 @@ mod upload;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -54,7 +58,12 @@ pub struct FormState {
     pub(crate) max_size: Option<u64>,
     pub(crate) base_path: String,
     pub(crate) hooks: Arc<dyn Hooks>,
+    /// A body delivering less than 1 KiB in this long is cut off (408).
+    pub(crate) idle_timeout: Duration,
 }
+
+/// The idle window when none is set: tus's default (`--idle-timeout`).
+const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl FormState {
     /// Opens (creating if needed) the directory of `config`.
@@ -65,7 +74,17 @@ impl FormState {
             max_size: config.max_size,
             base_path: config.base_path.trim_end_matches('/').to_owned(),
             hooks: Arc::new(NoHooks),
+            idle_timeout: IDLE_TIMEOUT,
         })
+    }
+
+    /// The same endpoint cutting off a body that delivers less than 1 KiB in `idle` (30 s by
+    /// default), as tus does.
+    pub fn with_idle_timeout(self, idle: Duration) -> Self {
+        Self {
+            idle_timeout: idle,
+            ..self
+        }
     }
 
     /// The same endpoint emitting lifecycle hooks through `hooks` (none by default).

@@ -11,19 +11,13 @@ use serde::Deserialize;
 
 use crate::answer::{ErrorMessage, StoredFile, Uploaded};
 use crate::store::FormStore;
-use crate::{FormError, FormState, access, hooks};
+use crate::{FormError, FormState, access, body, hooks};
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct RawQuery {
     /// The file's name (`upload` when absent).
     name: Option<String>,
-}
-
-impl From<axum::Error> for FormError {
-    fn from(e: axum::Error) -> Self {
-        FormError::BadRequest(format!("Could not read the request body: {e}"))
-    }
 }
 
 #[utoipa::path(
@@ -38,7 +32,9 @@ impl From<axum::Error> for FormError {
     responses(
         (status = 200, description = "Stored.", body = Uploaded),
         (status = 400, description = "A body that could not be read.", body = ErrorMessage),
-        (status = 413, description = "Larger than the maximum size.", body = ErrorMessage),
+        (status = 408, description = "The body stalled (less than 1 KiB per idle window).", body = ErrorMessage),
+        (status = 413, description = "Larger than the maximum size, or than the upload quota.", body = ErrorMessage),
+        (status = 429, description = "The upload quota of the window is used up.", body = ErrorMessage),
         (status = "4XX", description = "The pre-create hook refused the file; its answer as sent."),
         (status = 502, description = "A blocking hook could not be asked.", body = ErrorMessage),
     ),
@@ -75,8 +71,8 @@ pub(crate) async fn handle(
     access::charge(principal, declared)?;
     let request = hooks::request_info(&state, &parts);
     hooks::pre_create(&state, request.as_ref(), &name, &content_type, declared).await?;
-    let stream = body.into_data_stream();
-    let (id, info) = state
+    let (stream, reading) = body::read(&state, body, principal, declared);
+    let saved = state
         .store
         .save_as(
             FormStore::reserve_id(),
@@ -86,7 +82,12 @@ pub(crate) async fn handle(
             max,
             principal.map(|p| p.subject().to_owned()),
         )
-        .await?;
+        .await;
+    let (id, info) = saved.map_err(|e| {
+        // Nothing was kept.
+        reading.discard();
+        reading.error(e)
+    })?;
     hooks::stored(&state, request.as_ref(), &id, &info);
     let url = state.url_of(&id);
     let entry = StoredFile {

@@ -5,13 +5,14 @@
 //! the whole form is stored.
 
 use axum::Json;
-use axum::extract::multipart::{MultipartError, MultipartRejection};
-use axum::extract::{Multipart, State};
+use axum::body::Body;
+use axum::extract::multipart::MultipartError;
+use axum::extract::{FromRequest, Multipart, Request, State};
 use axum::http::request::Parts;
 
 use crate::answer::{ErrorMessage, StoredFile, Uploaded};
 use crate::store::{FormStore, StoredInfo};
-use crate::{FormError, FormState, access, hooks};
+use crate::{FormError, FormState, access, body, hooks};
 
 impl From<MultipartError> for FormError {
     fn from(e: MultipartError) -> Self {
@@ -39,7 +40,9 @@ pub(crate) struct UploadForm {
     responses(
         (status = 200, description = "Stored.", body = Uploaded),
         (status = 400, description = "Not a multipart form, or no file part.", body = ErrorMessage),
-        (status = 413, description = "A file larger than the maximum size.", body = ErrorMessage),
+        (status = 408, description = "The body stalled (less than 1 KiB per idle window).", body = ErrorMessage),
+        (status = 413, description = "A file larger than the maximum size, or than the upload quota.", body = ErrorMessage),
+        (status = 429, description = "The upload quota of the window is used up.", body = ErrorMessage),
         (status = "4XX", description = "The pre-create hook refused a file; its answer as sent."),
         (status = 502, description = "A blocking hook could not be asked.", body = ErrorMessage),
     ),
@@ -47,13 +50,19 @@ pub(crate) struct UploadForm {
 )]
 pub(crate) async fn handle(
     State(state): State<FormState>,
-    parts: Parts,
-    multipart: Result<Multipart, MultipartRejection>,
+    request: Request,
 ) -> Result<Json<Uploaded>, FormError> {
-    let mut multipart = multipart.map_err(|e| FormError::BadRequest(e.body_text()))?;
+    let (parts, raw) = request.into_parts();
     let request = hooks::request_info(&state, &parts);
-    let principal = access::principal(&parts.extensions);
-    access::charge(principal, declared_length(&parts))?;
+    let principal = access::principal(&parts.extensions).cloned();
+    let principal = principal.as_ref();
+    let declared = declared_length(&parts);
+    let (body, reading) = body::read(&state, raw, principal, declared);
+    let form = Request::from_parts(parts, Body::from_stream(body));
+    let mut multipart = Multipart::from_request(form, &())
+        .await
+        .map_err(|e| FormError::BadRequest(e.body_text()))?;
+    access::charge(principal, declared)?;
     let mut saved: Vec<(String, StoredFile, StoredInfo)> = Vec::new();
     let outcome = async {
         while let Some(field) = multipart.next_field().await? {
@@ -89,7 +98,8 @@ pub(crate) async fn handle(
         for (id, _, _) in &saved {
             state.store.remove(id).await;
         }
-        return Err(e);
+        reading.discard();
+        return Err(reading.error(e));
     }
     for (id, _, info) in &saved {
         hooks::stored(&state, request.as_ref(), id, info);

@@ -87,14 +87,16 @@ async fn build(
     );
     // Detached on purpose: it lives as long as the runtime serving the app.
     drop(tus.spawn_sweeper());
-    // The plain form endpoint (XHR uploader, HTML forms) beside tus, same size cap.
+    // The plain form endpoint (XHR uploader, HTML forms) beside tus, same size cap and the
+    // same rule for a stalled body.
     let form = ferry_form::FormState::open(ferry_form::FormConfig {
         dir: config.data_dir.join("form"),
         max_size: config.max_size,
         base_path: "/upload".to_owned(),
     })
     .await?
-    .with_hooks(shared_hooks.clone());
+    .with_hooks(shared_hooks.clone())
+    .with_idle_timeout(std::time::Duration::from_secs(config.tus.idle_timeout));
     let mut companion = ferry_companion::CompanionConfig {
         hooks: shared_hooks,
         ..config.companion.to_config(config.listen, signing.clone())?

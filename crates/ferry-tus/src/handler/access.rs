@@ -55,6 +55,25 @@ pub(super) fn claim(extensions: &Extensions, upload: &mut NewUpload) -> Result<(
     Ok(())
 }
 
+/// Admits a final upload of `total` bytes (the sum of its parts' lengths, or of what they hold
+/// when `all_known` is false) for the request's principal: a final is a copy of its parts, so
+/// it is held to the token's `max_size` and charged to the quota like any upload of its size.
+/// A final whose size cannot be known yet (a part's length is deferred) could not be charged
+/// what its parts grow to, so it is refused while the token limits size or a quota applies.
+pub(super) fn claim_final(
+    extensions: &Extensions,
+    total: u64,
+    all_known: bool,
+) -> Result<(), TusError> {
+    let Some(principal) = extensions.get::<Principal>() else {
+        return Ok(());
+    };
+    if !all_known && principal.limits_size() {
+        return Err(TusError::UnknownPartLength);
+    }
+    Ok(principal.charge_rest(0, total)?)
+}
+
 /// Whether `principal` (if any) may use a final's `part`.
 pub(super) fn may_use(extensions: &Extensions, owner: Option<&str>) -> bool {
     extensions

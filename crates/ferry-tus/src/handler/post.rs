@@ -178,6 +178,7 @@ async fn create_final(
     let unfinished = state.store().as_concatenate_unfinished();
     let mut total = 0u64;
     let mut all_finished = true;
+    let mut all_known = true;
     for part in parts {
         let info = match state.store().info(part).await {
             Ok(info) => info,
@@ -196,9 +197,11 @@ async fn create_final(
             }
             all_finished = false;
         }
+        all_known &= info.length.is_some();
         total = total.saturating_add(info.length.unwrap_or(info.offset));
     }
     check_size(state, Some(total))?;
+    access::claim_final(caller.extensions, total, all_known)?;
     let owner = access::owner(caller.extensions);
     let mut response = ResponseOverride::default();
     let mut metadata = metadata;

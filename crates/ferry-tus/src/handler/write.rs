@@ -12,9 +12,11 @@
 
 use axum::body::Body;
 use axum::http::{HeaderMap, header};
+use ferry_auth::{Meter, Principal};
+use ferry_body::{GuardedBody, Metered, Trailers};
 use ferry_hooks::{HookType, HttpRequestInfo, ResponseOverride};
 
-use super::body::{Bounded, GuardedBody, Trailers, write_error};
+use super::body::{Bounded, write_error};
 use super::hooks::{Caller, Progress};
 use super::limits::SlotGuard;
 use super::pending::finish_finals_of;
@@ -134,6 +136,9 @@ pub(super) struct Write {
     _slot: Option<SlotGuard>,
     /// The request, for the hooks (when any is enabled).
     request: Option<HttpRequestInfo>,
+    /// Who writes, under `--auth-secret`: bytes of an upload whose length is not known yet are
+    /// charged to its quota as they arrive, and the rest once the length is set.
+    principal: Option<Principal>,
     /// Whether the upload was complete before this write: finishing is reported once.
     was_complete: bool,
 }
@@ -160,11 +165,13 @@ impl Write {
             lease,
             _slot: slot,
             request: request_info(state, caller),
+            principal: caller.extensions.get::<Principal>().cloned(),
         })
     }
 
     /// Sets the length of an upload whose length was deferred. The caller checked it is unset
-    /// and not below the offset.
+    /// and not below the offset. The bytes stored so far were charged as they arrived; the rest
+    /// of the length is charged now (413 or 429 when it does not fit), before it is set.
     pub(super) async fn set_length(
         &mut self,
         state: &TusState,
@@ -174,8 +181,39 @@ impl Write {
             .store()
             .as_defer_length()
             .ok_or(TusError::UnsupportedExtension)?;
-        self.info = defer.set_length(&self.info.id, length).await?;
+        let offset = self.info.offset;
+        if let Some(principal) = &self.principal {
+            principal.charge_rest(offset, length)?;
+        }
+        match defer.set_length(&self.info.id, length).await {
+            Ok(info) => self.info = info,
+            Err(e) => {
+                if let Some(principal) = &self.principal {
+                    principal.refund(length.saturating_sub(offset));
+                }
+                return Err(e.into());
+            }
+        }
         Ok(())
+    }
+
+    /// The meter for this write's body: an upload whose length is not known yet is charged
+    /// as its bytes arrive (those stored so far were charged already). A declared body is
+    /// charged whole before it is read, so one over the quota stores nothing. Returns the meter
+    /// the write settles afterwards and the budget the body is read under (none when charged
+    /// whole).
+    fn meter(&self, declared: Option<u64>) -> Result<(Option<Meter>, Option<Meter>), TusError> {
+        let meter = match (&self.principal, self.info.length) {
+            (Some(principal), None) => principal.meter(self.info.offset),
+            _ => None,
+        };
+        match (meter, declared) {
+            (Some(meter), Some(n)) => {
+                meter.reserve(n)?;
+                Ok((Some(meter), None))
+            }
+            (meter, _) => Ok((meter.clone(), meter)),
+        }
     }
 
     /// Streams `body` into the upload at its offset and returns the new offset. Never stores
@@ -194,10 +232,12 @@ impl Write {
         if declared.is_some_and(|n| n > remaining) {
             return Err(TusError::BodyTooLong);
         }
+        let (meter, budget) = self.meter(declared)?;
         let idle = state.config().idle_timeout;
-        let guarded = GuardedBody::new(body, self.lease.stop_signal(), idle);
+        let guarded = GuardedBody::new(body, idle).stopped_by(self.lease.stop_signal());
         let trailers = guarded.trailers();
-        let progress = Progress::new(guarded, state, &self.info, remaining, self.request.as_ref());
+        let metered = Metered::new(guarded, budget);
+        let progress = Progress::new(metered, state, &self.info, remaining, self.request.as_ref());
         let mut body = Bounded::new(progress, remaining);
         let store = state.store();
         let algorithms: &[_] = match &checksum {
@@ -236,16 +276,29 @@ impl Write {
                 let reply = body.inner_mut().stopped().ok_or(TusError::Internal)?;
                 Err(TusError::Refused(Box::new(reply.into_http_response())))
             }
-            Err(e) => Err(write_error(e)),
+            // The quota stopped the body: what fitted is stored, the answer is the quota's.
+            Err(e) => match meter.as_ref().and_then(Meter::refusal) {
+                Some(refusal) => Err(refusal.into()),
+                None => Err(write_error(e)),
+            },
         };
         let new_offset = match (stage, outcome) {
-            (None, outcome) => outcome?,
-            (Some(stage), Ok(_)) => stage.commit(id).await?,
-            (Some(stage), Err(e)) => {
-                stage.discard(id).await?;
-                return Err(e);
-            }
+            (None, outcome) => outcome,
+            (Some(stage), Ok(_)) => stage.commit(id).await.map_err(TusError::from),
+            (Some(stage), Err(e)) => match stage.discard(id).await {
+                Ok(()) => Err(e),
+                Err(discard) => Err(discard.into()),
+            },
         };
+        if let Some(meter) = &meter {
+            // Only what was stored stays charged.
+            let now = match &new_offset {
+                Ok(n) => *n,
+                Err(_) => store.info(id).await.map_or(offset, |info| info.offset),
+            };
+            meter.keep(now.saturating_sub(offset));
+        }
+        let new_offset = new_offset?;
         body.inner_mut().finish(new_offset);
         tracing::debug!(upload = %id, from = offset, to = new_offset, "bytes stored");
         self.info.offset = new_offset;

@@ -57,6 +57,8 @@ pub enum TusError {
     RepeatedConcatPart,
     #[error("Upload-Concat names more than {MAX_CONCAT_PARTS} partial uploads")]
     TooManyConcatParts,
+    #[error("a final upload needs the lengths of all its parts while a size limit applies")]
+    UnknownPartLength,
     #[error("this extension is not supported by the store")]
     UnsupportedExtension,
     #[error("too many uploads are being written by this client at once")]
@@ -104,6 +106,7 @@ impl TusError {
             | Self::InvalidConcatParts
             | Self::RepeatedConcatPart
             | Self::TooManyConcatParts
+            | Self::UnknownPartLength
             | Self::UnsupportedExtension
             | Self::BodyInterrupted => StatusCode::BAD_REQUEST,
             Self::IdleTimeout => StatusCode::REQUEST_TIMEOUT,
