@@ -229,8 +229,15 @@ impl Write {
         let (id, offset) = (&self.info.id, self.info.offset);
         let limit = self.info.length.or(state.config().max_size);
         let remaining = limit.map_or(u64::MAX, |l| l.saturating_sub(offset));
+        // While the length is deferred the limit is the server's maximum size: running past it
+        // makes the upload too large, not the body longer than the upload.
+        let deferred = self.info.length.is_none();
+        let past_limit = || match deferred {
+            true => TusError::TooLarge,
+            false => TusError::BodyTooLong,
+        };
         if declared.is_some_and(|n| n > remaining) {
-            return Err(TusError::BodyTooLong);
+            return Err(past_limit());
         }
         let (meter, budget) = self.meter(declared)?;
         let idle = state.config().idle_timeout;
@@ -261,9 +268,7 @@ impl Write {
         let outcome = match written {
             // A body may run past the length: what fitted is stored, the rest is refused.
             // Reading on to the end also collects the trailers.
-            Ok(n) if n - offset == remaining && body.went_past_limit().await => {
-                Err(TusError::BodyTooLong)
-            }
+            Ok(n) if n - offset == remaining && body.went_past_limit().await => Err(past_limit()),
             Ok(n) => match (&checksum, digests) {
                 (Checksum::Header(expected), Some(d)) if !d.matches(expected) => {
                     Err(TusError::ChecksumMismatch)

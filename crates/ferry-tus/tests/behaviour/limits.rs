@@ -214,3 +214,47 @@ async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_cap() {
         assert_eq!(patch.answer.await.expect("join"), Ok(204));
     }
 }
+
+#[tokio::test]
+async fn a_deferred_upload_is_stored_up_to_the_maximum_size_and_no_further() {
+    let ep = Endpoint::with(TusConfig {
+        max_size: Some(1000),
+        ..TusConfig::default()
+    })
+    .await;
+    let upload = ep.create(None, &[]).await;
+    let bytes = ferry_testkit::random_bytes(1500);
+    assert_eq!(ep.patch(&upload, 0, &bytes[..400]).await.status, 204);
+    // Chunked (no Content-Length): what fits is stored, then 413 for the upload's size.
+    let pieces: Vec<Result<Vec<u8>, std::io::Error>> =
+        bytes[400..].chunks(250).map(|c| Ok(c.to_vec())).collect();
+    let res = ep
+        .client
+        .patch(ep.url(&upload))
+        .header("Tus-Resumable", "1.0.0")
+        .header("Upload-Offset", "400")
+        .header("Content-Type", "application/offset+octet-stream")
+        .body(reqwest::Body::wrap_stream(futures_util::stream::iter(
+            pieces,
+        )))
+        .send()
+        .await
+        .expect("PATCH");
+    assert_eq!(res.status(), 413);
+    assert_eq!(
+        res.text().await.expect("text"),
+        "upload is larger than the maximum size\n"
+    );
+    assert_eq!(
+        ferry_testkit::sha256_hex(&ep.stored(&upload)),
+        ferry_testkit::sha256_hex(&bytes[..1000])
+    );
+    // Declared: refused before a byte is read, with the same words.
+    let other = ep.create(None, &[]).await;
+    let res = ep.patch(&other, 0, &bytes[..1001]).await;
+    assert_eq!(
+        (res.status, res.text()),
+        (413, "upload is larger than the maximum size\n".to_owned())
+    );
+    assert_eq!(ep.store_offset(&other).await, 0);
+}
