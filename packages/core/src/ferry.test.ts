@@ -1,30 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { Ferry, type FerryOptions } from './ferry.ts';
+import { ManualUploader } from './test/manual-uploader.ts';
 import type { FerryFile } from './types.ts';
-import { type BundleContext, type UploadContext, type Uploader, UploaderError, type UploadResult } from './uploader.ts';
-
-interface Call {
-  file: FerryFile;
-  ctx: UploadContext;
-  resolve: (r: UploadResult) => void;
-  reject: (e: unknown) => void;
-}
-
-/** An uploader the test drives by hand: each call waits until resolved, rejected or aborted. */
-class ManualUploader implements Uploader {
-  calls: Call[] = [];
-  upload(file: FerryFile, ctx: UploadContext): Promise<UploadResult> {
-    return new Promise((resolve, reject) => {
-      this.calls.push({ file, ctx, resolve, reject });
-      ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
-    });
-  }
-  last(): Call {
-    const call = this.calls.at(-1);
-    if (!call) throw new Error('no call');
-    return call;
-  }
-}
+import { type BundleContext, type Uploader, UploaderError, type UploadResult } from './uploader.ts';
 
 const blob = (size: number) => new Blob([new Uint8Array(size)]);
 

@@ -1,24 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FakeSocket } from '../test/fake-socket.ts';
 import { type AuthMessage, type LoginEnv, LoginError, popupLogin } from './provider-login.ts';
-import type { SocketLike } from './remote.ts';
 
 class FakePopup {
   closed = false;
   constructor(readonly url: string) {}
-  close() {
-    this.closed = true;
-  }
-}
-
-class FakeSocket implements SocketLike {
-  onopen: ((ev: unknown) => void) | null = null;
-  onmessage: ((ev: { data: unknown }) => void) | null = null;
-  onerror: ((ev: unknown) => void) | null = null;
-  onclose: ((ev: unknown) => void) | null = null;
-  readyState = 1;
-  closed = false;
-  constructor(readonly url: string) {}
-  send() {}
   close() {
     this.closed = true;
   }

@@ -1,34 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
 import { fakeCompanion } from '../test/fake-companion.ts';
+import { FakeSocket } from '../test/fake-socket.ts';
 import type { FerryFile } from '../types.ts';
 import { type AbortReason, type UploadContext, withAccessToken } from '../uploader.ts';
 import { ProviderClient } from './provider.ts';
-import { RemoteUploader, type SocketLike, urlMeta } from './remote.ts';
-
-class FakeSocket implements SocketLike {
-  onopen: ((ev: unknown) => void) | null = null;
-  onmessage: ((ev: { data: unknown }) => void) | null = null;
-  onerror: ((ev: unknown) => void) | null = null;
-  onclose: ((ev: unknown) => void) | null = null;
-  readyState = 0;
-  sent: unknown[] = [];
-  closed = false;
-  constructor(readonly url: string) {}
-  send(data: string) {
-    this.sent.push(JSON.parse(data));
-  }
-  close() {
-    this.closed = true;
-    this.readyState = 3;
-  }
-  open() {
-    this.readyState = 1;
-    this.onopen?.({});
-  }
-  frame(f: unknown) {
-    this.onmessage?.({ data: JSON.stringify(f) });
-  }
-}
+import { RemoteUploader, urlMeta } from './remote.ts';
 
 function remoteFile(extra: Partial<FerryFile> = {}): FerryFile {
   return {

@@ -3,8 +3,8 @@ import { Ferry } from '@ferry/core';
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { StrictMode, useState } from 'react';
 import { afterEach, expect, test, vi } from 'vitest';
+import { ManualUploader } from '../../../core/src/test/manual-uploader.ts';
 import { FerryProvider } from '../context.tsx';
-import { ManualUploader } from '../test/manual-uploader.ts';
 import { Dashboard } from './Dashboard.tsx';
 
 afterEach(() => {

@@ -2,9 +2,9 @@
 import { Ferry } from '@ferry/core';
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { ManualUploader } from '../../../core/src/test/manual-uploader.ts';
 import { FRAME_MS } from '../changes.ts';
 import { FerryProvider } from '../context.tsx';
-import { ManualUploader } from '../test/manual-uploader.ts';
 import { Informer } from './Informer.tsx';
 
 beforeEach(() => {

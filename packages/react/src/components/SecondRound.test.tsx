@@ -4,8 +4,8 @@ import { ar } from '@ferry/core/locales/ar';
 import { de } from '@ferry/core/locales/de';
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { ManualUploader } from '../../../core/src/test/manual-uploader.ts';
 import { FerryProvider } from '../context.tsx';
-import { ManualUploader } from '../test/manual-uploader.ts';
 import { Dashboard } from './Dashboard.tsx';
 
 beforeEach(() => {
@@ -55,7 +55,7 @@ test('uploaded files link to their result (open, copy link) when resultLinks is 
     void ferry.upload();
   });
   await act(() => vi.advanceTimersByTimeAsync(0));
-  act(() => uploader.pending[0]?.succeed());
+  act(() => uploader.calls[0]?.succeed());
   await act(() => vi.advanceTimersByTimeAsync(600));
   const link = screen.getByRole('link', { name: 'Open file report.pdf' });
   expect(link.getAttribute('href')).toBe('mem://report.pdf');
@@ -81,7 +81,7 @@ test('a refused copy shows the link to copy by hand', async () => {
     void ferry.upload();
   });
   await act(() => vi.advanceTimersByTimeAsync(0));
-  act(() => uploader.pending[0]?.succeed());
+  act(() => uploader.calls[0]?.succeed());
   await act(() => vi.advanceTimersByTimeAsync(600));
   fireEvent.click(screen.getByRole('button', { name: 'Copy link a.txt' }));
   await act(() => vi.advanceTimersByTimeAsync(0));
@@ -97,7 +97,7 @@ test('without resultLinks, no links', async () => {
     void ferry.upload();
   });
   await act(() => vi.advanceTimersByTimeAsync(0));
-  act(() => uploader.pending[0]?.succeed());
+  act(() => uploader.calls[0]?.succeed());
   await act(() => vi.advanceTimersByTimeAsync(600));
   expect(screen.queryByRole('link')).toBeNull();
 });
@@ -116,9 +116,9 @@ test('the status bar lists each failed file with its error and retries just that
   });
   await act(() => vi.advanceTimersByTimeAsync(0));
   act(() => {
-    uploader.pending[0]?.fail('quota exceeded', 413);
-    uploader.pending[1]?.succeed();
-    uploader.pending[2]?.fail('server on fire', 500);
+    uploader.calls[0]?.fail('quota exceeded', 413);
+    uploader.calls[1]?.succeed();
+    uploader.calls[2]?.fail('server on fire', 500);
   });
   await act(() => vi.advanceTimersByTimeAsync(600));
   const toggle = screen.getByRole('button', { name: 'Show errors' });
@@ -131,14 +131,14 @@ test('the status bar lists each failed file with its error and retries just that
     expect.stringMatching(/^c\.txt: server on fire/),
   ]);
   expect(screen.getByRole('button', { name: 'Hide errors' }).getAttribute('aria-expanded')).toBe('true');
-  const before = uploader.pending.length;
+  const before = uploader.calls.length;
   const retry = rows[1]?.querySelector('button');
   expect(retry?.getAttribute('aria-label')).toBe('Retry upload c.txt');
   act(() => {
     if (retry) fireEvent.click(retry);
   });
   await act(() => vi.advanceTimersByTimeAsync(0));
-  expect(uploader.pending.slice(before).map((p) => p.file.name)).toEqual(['c.txt']);
+  expect(uploader.calls.slice(before).map((p) => p.file.name)).toEqual(['c.txt']);
   expect(screen.getAllByTestId('ferry-status-error').map((r) => r.textContent)).toEqual([
     expect.stringMatching(/^a\.txt/),
   ]);

@@ -2,9 +2,9 @@
 import { Ferry } from '@ferry/core';
 import { act, cleanup, fireEvent, render, screen } from '@testing-library/react';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
+import { ManualUploader } from '../../../core/src/test/manual-uploader.ts';
 import { FRAME_MS } from '../changes.ts';
 import { FerryProvider } from '../context.tsx';
-import { ManualUploader } from '../test/manual-uploader.ts';
 import { overallState, StatusBar } from './StatusBar.tsx';
 
 // Fake timers: the engine's microtasks and timers, and the frame that tells components of
@@ -70,7 +70,7 @@ test('a file added while ghosts wait shows the Upload button, and it uploads', a
     await Promise.resolve();
   });
   await act(() => vi.advanceTimersByTimeAsync(FRAME_MS));
-  expect(uploader.pending.map((p) => p.file.name)).toEqual(['new.txt']);
+  expect(uploader.calls.map((p) => p.file.name)).toEqual(['new.txt']);
   ferry.destroy();
 });
 
@@ -94,13 +94,13 @@ test('walks waiting → uploading → complete with the matching actions', async
     await Promise.resolve();
   });
   await act(() => vi.advanceTimersByTimeAsync(FRAME_MS));
-  expect(uploader.pending).toHaveLength(2);
+  expect(uploader.calls).toHaveLength(2);
   expect(screen.getByTestId('ferry-status').textContent).toMatch(/^Uploading: \d+%$/);
   expect(screen.getByRole('button', { name: 'Pause all' })).toBeTruthy();
   expect(screen.getByRole('button', { name: 'Cancel' })).toBeTruthy();
 
   await act(async () => {
-    for (const p of uploader.pending) p.succeed();
+    for (const p of uploader.calls) p.succeed();
     await vi.advanceTimersByTimeAsync(FRAME_MS);
   });
   expect(screen.getByTestId('ferry-status').textContent).toBe('Complete');
@@ -124,9 +124,9 @@ test('a failed upload shows the error state with Retry all', async () => {
     void ferry.upload();
     await vi.advanceTimersByTimeAsync(FRAME_MS);
   });
-  expect(uploader.pending).toHaveLength(1);
+  expect(uploader.calls).toHaveLength(1);
   await act(async () => {
-    uploader.pending[0]?.fail('refused', 403);
+    uploader.calls[0]?.fail('refused', 403);
     await vi.advanceTimersByTimeAsync(FRAME_MS);
   });
   expect(screen.getByTestId('ferry-status').textContent).toBe('1 file failed to upload');

@@ -2,8 +2,8 @@
 import { Ferry } from '@ferry/core';
 import { cleanup, render, screen } from '@testing-library/react';
 import { afterEach, expect, test } from 'vitest';
+import { ManualUploader } from '../../../core/src/test/manual-uploader.ts';
 import { FerryProvider } from '../context.tsx';
-import { ManualUploader } from '../test/manual-uploader.ts';
 import { Camera } from './Camera.tsx';
 
 afterEach(cleanup);

@@ -1,34 +1,17 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Ferry } from '@ferry/core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { ManualUploader } from '../test/manual-uploader.ts';
+import { ManualUploader } from '../../../core/src/test/manual-uploader.ts';
+import { type UrlMetaServer, urlMetaServer } from '../../../core/src/test/url-meta.ts';
 import { importLinkWithToast } from './LinkImport.tsx';
 
 // A companion stand-in on loopback: /url/meta knows one file and answers 424 for the rest.
-let server: Server;
+let meta: UrlMetaServer;
 let base = '';
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', () => {
-      const { url } = JSON.parse(body) as { url: string };
-      res.setHeader('content-type', 'application/json');
-      if (req.url === '/url/meta' && url === 'http://origin.test/ok.bin') {
-        res.end(JSON.stringify({ name: 'ok.bin', type: 'application/x-test', size: 42 }));
-      } else {
-        res.statusCode = 424;
-        res.end(JSON.stringify({ message: 'the source answered 404' }));
-      }
-    });
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  meta = await urlMetaServer();
+  base = meta.base;
 });
-afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
+afterAll(() => meta.close());
 
 const t = (key: string) => key;
 

@@ -3,9 +3,9 @@ import { Ferry, type FerryOptions, type LoginEnv, type ProviderItem } from '@fer
 import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { afterEach, expect, test } from 'vitest';
 import { fakeCompanion, file, folder } from '../../../core/src/test/fake-companion.ts';
+import { ManualUploader } from '../../../core/src/test/manual-uploader.ts';
 import { Dashboard } from '../components/Dashboard.tsx';
 import { FerryProvider } from '../context.tsx';
-import { ManualUploader } from '../test/manual-uploader.ts';
 import { LIST_ROW } from './ProviderItems.tsx';
 import { ProviderPanel } from './ProviderPanel.tsx';
 
