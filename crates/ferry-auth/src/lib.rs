@@ -11,6 +11,7 @@
 //!
 //! # Layout
 //!
+//! - [`client`]: the client address of a request (behind trusted proxies too).
 //! - [`jwt`]: HS256 JWT signing and checking (also used for Companion's token format).
 //! - [`token`]: [`Claims`], [`verify`] (both token forms) and [`issue`] for tests and docs.
 //! - [`principal`]: [`Principal`], who a request acts for, and its limits ([`Admission`]).
@@ -19,6 +20,7 @@
 //! - [`gate`]: [`Gate`], the axum middleware that reads the token (header or `access_token`).
 //! - [`error`]: [`AuthError`], every refusal with its status and message.
 
+pub mod client;
 pub mod error;
 pub mod gate;
 pub mod jwt;

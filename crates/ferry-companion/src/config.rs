@@ -34,6 +34,9 @@ pub struct CompanionConfig {
     pub tus_chunk_size: u64,
     /// Addresses exempt from the local-address ban (tests and trusted infrastructure only).
     pub exempt_ips: Vec<IpAddr>,
+    /// Reverse proxies whose `X-Forwarded-For` names the client, for per-client caps (the same
+    /// list the tus endpoint uses).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Forward a client-supplied `Authorization` header to destinations.
     pub forward_authorization: bool,
     /// Waits before each retry of a failed tus attempt (Companion: 0, 1, 3, 5 s).
@@ -65,6 +68,7 @@ impl Default for CompanionConfig {
             secret: None,
             tus_chunk_size: 64 * 1024 * 1024,
             exempt_ips: Vec::new(),
+            trusted_proxies: Vec::new(),
             forward_authorization: false,
             retry_delays: [0, 1000, 3000, 5000].map(Duration::from_millis).to_vec(),
             s3: None,

@@ -59,6 +59,9 @@ pub enum CompanionError {
     /// A websocket from a browser origin that is not allowed.
     #[error("Origin not allowed")]
     OriginNotAllowed,
+    /// A client holds too many of something at once (auth sockets); the message says what.
+    #[error("{0}")]
+    TooMany(String),
     /// A provider answered this status; the message is safe to show.
     #[error("{message}")]
     Provider { status: u16, message: String },
@@ -84,6 +87,7 @@ impl CompanionError {
             Self::ProviderUnauthorized => StatusCode::UNAUTHORIZED,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::OriginNotAllowed => StatusCode::FORBIDDEN,
+            Self::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
             Self::Provider { status, .. } => provider_status(*status),
             Self::Auth(e) => e.status_code(),
         }

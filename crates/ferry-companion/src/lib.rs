@@ -68,8 +68,13 @@ pub fn routes(state: AppState) -> Router {
         .merge(socket::router())
         .merge(metrics::router())
         .merge(providers::routes::router())
-        .merge(oauth::routes::router())
-        .merge(oauth::handoff::router())
-        .with_state(state);
+        .merge(oauth::routes::router());
+    // Without a provider no login can end, so nobody gets to hold a socket waiting for one.
+    let app = if state.config().providers.any_enabled() {
+        app.merge(oauth::auth_socket::router())
+    } else {
+        app
+    };
+    let app = app.with_state(state);
     app.layer(cors)
 }

@@ -86,7 +86,21 @@ impl Metrics {
 pub(crate) async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.metrics().render() + &render_hooks(state.config().hooks.stats()),
+        state.metrics().render()
+            + &render_auth_sockets(&state)
+            + &render_hooks(state.config().hooks.stats()),
+    )
+}
+
+/// Sign-in sockets open now (only when a provider is enabled: the route exists only then).
+fn render_auth_sockets(state: &AppState) -> String {
+    if !state.config().providers.any_enabled() {
+        return String::new();
+    }
+    let name = "ferry_companion_auth_sockets_open";
+    format!(
+        "# HELP {name} Sign-in sockets waiting for a login's token.\n# TYPE {name} gauge\n{name} {}\n",
+        state.auth_sockets().open()
     )
 }
 

@@ -177,8 +177,8 @@ pub struct RefreshedToken {
         crate::oauth::routes::connect,
         crate::oauth::routes::oauth_redirect,
         crate::oauth::routes::oauth_callback,
-        crate::oauth::routes::send_token,
-        crate::oauth::handoff::upgrade,
+        crate::oauth::send_token::send_token,
+        crate::oauth::auth_socket::upgrade,
     ),
     components(schemas(
         ErrorMessage, UrlMeta, TransferToken, UploadBody, S3Params, S3CreateBody, S3Created,

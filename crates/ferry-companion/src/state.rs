@@ -8,6 +8,7 @@ use crate::config::CompanionConfig;
 use crate::egress::{Egress, IpPolicy, Resolver, SystemResolver};
 use crate::error::CompanionError;
 use crate::metrics::Metrics;
+use crate::oauth::auth_socket::SocketLimits;
 use crate::oauth::handoff::AuthHandoff;
 use crate::oauth::routes::UsedNonces;
 use crate::providers::Providers;
@@ -29,6 +30,8 @@ struct Inner {
     providers: Providers,
     handoff: Arc<dyn AuthHandoff>,
     used_nonces: UsedNonces,
+    auth_sockets: Arc<SocketLimits>,
+    closing: tokio_util::sync::CancellationToken,
 }
 
 impl AppState {
@@ -69,6 +72,11 @@ impl AppState {
         let destinations = Egress::new(resolver.clone(), dest_policy.clone(), false, idle)?;
         let providers = providers(&config, resolver, dest_policy, &sources, idle)?;
         let allowlist = Allowlist::new(&config.upload_urls, &config.own_origins)?;
+        let auth_sockets = Arc::new(SocketLimits::new(
+            config.providers.auth_sockets_per_client,
+            config.providers.auth_sockets,
+            config.trusted_proxies.clone(),
+        ));
         Ok(Self {
             inner: Arc::new(Inner {
                 config,
@@ -79,6 +87,8 @@ impl AppState {
                 providers,
                 handoff,
                 used_nonces: UsedNonces::default(),
+                auth_sockets,
+                closing: tokio_util::sync::CancellationToken::new(),
             }),
         })
     }
@@ -111,6 +121,19 @@ impl AppState {
     /// Login outcomes waiting for their auth socket.
     pub fn handoff(&self) -> &Arc<dyn AuthHandoff> {
         &self.inner.handoff
+    }
+    /// The caps on open auth sockets (and how many are open).
+    pub fn auth_sockets(&self) -> &Arc<SocketLimits> {
+        &self.inner.auth_sockets
+    }
+    /// Cancelled at shutdown: waits that only a page would end (auth sockets) end with it.
+    pub fn closing(&self) -> &tokio_util::sync::CancellationToken {
+        &self.inner.closing
+    }
+    /// The server is shutting down: auth sockets close with "going away" rather than holding
+    /// their tasks until the runtime drops them.
+    pub fn close(&self) {
+        self.inner.closing.cancel();
     }
     /// Login nonces already used on this instance.
     pub fn used_nonces(&self) -> &UsedNonces {

@@ -8,6 +8,10 @@ mod providers_common;
 
 use std::sync::atomic::Ordering;
 
+use futures_util::StreamExt;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
 use ferry_testkit::{random_bytes, sha256_hex};
 use providers_common::*;
 use serde_json::{Value, json};
@@ -18,8 +22,12 @@ const DOCX: &str = "application/vnd.openxmlformats-officedocument.wordprocessing
 async fn websocket_hand_off_reaches_an_early_socket_and_a_late_one() {
     let env = start().await;
     // Early: the socket waits before the login finishes.
-    let mut early = auth_socket(&env, "early-1", APP).await.expect("socket");
-    let login = login(&env, "drive", APP, Some("early-1")).await;
+    let (mut early, binding) = bound_socket(&env, "early-1", APP).await;
+    assert!(
+        binding.starts_with("ferry_cb_early-1="),
+        "the upgrade binds this browser to the id: {binding}"
+    );
+    let login = login_bound(&env, "drive", APP, Some("early-1"), Some(&binding)).await;
     assert!(
         login.page.contains("Authentication successful"),
         "{}",
@@ -29,9 +37,23 @@ async fn websocket_hand_off_reaches_an_early_socket_and_a_late_one() {
         first_message(&mut early).await,
         json!({ "token": login.token })
     );
-    // Late: the socket connects after /send-token and still gets the token, once.
+    // Late: the popup finishes before the socket connected, so its browser has no binding yet;
+    // the page waits (posting to its opener meanwhile) and reloads itself.
     let late_login = providers_common::login(&env, "drive", APP, Some("late-1")).await;
-    let mut late = auth_socket(&env, "late-1", APP).await.expect("socket");
+    assert!(
+        late_login.page.contains("Finishing sign-in"),
+        "{}",
+        late_login.page
+    );
+    assert!(
+        late_login
+            .page
+            .contains("window.opener.postMessage(data, origin)")
+    );
+    let (mut late, binding) = bound_socket(&env, "late-1", APP).await;
+    let (status, page) = send_token(&env, &next_attempt(&late_login.page), Some(&binding)).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Authentication successful"), "{page}");
     assert_eq!(
         first_message(&mut late).await,
         json!({ "token": late_login.token })
@@ -39,6 +61,126 @@ async fn websocket_hand_off_reaches_an_early_socket_and_a_late_one() {
     let (status, page) = get(&env, "/drive/list/root", Some(&late_login.token)).await;
     assert_eq!(status, 200, "{page}");
     assert_eq!(page["username"], "fake.user@example.com");
+}
+
+#[tokio::test]
+async fn a_token_reaches_only_the_socket_of_the_browser_that_opened_it() {
+    let env = start().await;
+    // The attacker opens the socket with their own id from a non-browser client, forging the
+    // Origin header of the allowed page, and keeps the binding cookie to themselves.
+    let (mut thief, _attackers_cookie) = bound_socket(&env, "attacker-1", APP).await;
+    // The victim follows the attacker's link and consents; the victim's browser holds no
+    // binding for that id, whatever it retries.
+    let victim = login(&env, "drive", APP, Some("attacker-1")).await;
+    let mut page = victim.page.clone();
+    let mut attempts = 0;
+    let (status, last) = loop {
+        let (status, next) = send_token(&env, &next_attempt(&page), None).await;
+        attempts += 1;
+        if status != 200 {
+            break (status, next);
+        }
+        page = next;
+    };
+    assert_eq!(attempts, 10, "bounded retries");
+    assert_eq!(status, 400);
+    assert!(
+        last.contains("this browser did not open that page&#39;s connection")
+            || last.contains("this browser did not open that page's connection"),
+        "{last}"
+    );
+    assert!(
+        !last.contains(&victim.token),
+        "the failure page carries no token"
+    );
+    // The attacker's socket got nothing: shut down, its first frame is the close.
+    env.state.close();
+    let frame = tokio::time::timeout(std::time::Duration::from_secs(10), thief.next())
+        .await
+        .expect("a frame in time")
+        .expect("open")
+        .expect("frame");
+    assert!(
+        matches!(&frame, Message::Close(Some(c)) if u16::from(c.code) == 1001),
+        "{frame:?}"
+    );
+}
+
+#[tokio::test]
+async fn closed_auth_sockets_leave_no_slot_no_task_and_a_cap_refuses_more() {
+    let env = start_with(Opts {
+        auth_sockets_per_client: 250,
+        ..Opts::default()
+    })
+    .await;
+    let mut sockets = Vec::new();
+    for i in 0..200 {
+        sockets.push(bound_socket(&env, &format!("gone-{i}"), APP).await.0);
+    }
+    assert_eq!(open_auth_sockets(&env).await, 200);
+    assert_eq!(env.hub.len(), 200);
+    for mut ws in sockets {
+        ws.close(None).await.expect("close");
+    }
+    // The server notices each close on its own; nothing is left once it has.
+    tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while open_auth_sockets(&env).await != 0 || !env.hub.is_empty() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{} slots left", env.hub.len()));
+    // A real login still goes through.
+    let (mut ws, binding) = bound_socket(&env, "after-1", APP).await;
+    let login = login_bound(&env, "drive", APP, Some("after-1"), Some(&binding)).await;
+    assert_eq!(
+        first_message(&mut ws).await,
+        json!({ "token": login.token })
+    );
+
+    // One client's cap answers a clear refusal (all in-process clients are one).
+    let env = start().await;
+    let mut held = Vec::new();
+    for i in 0..16 {
+        held.push(bound_socket(&env, &format!("held-{i}"), APP).await.0);
+    }
+    let url = format!(
+        "ws://{}/api2/auth-callback/token/one-more",
+        env.companion.addr
+    );
+    let mut req = url.into_client_request().expect("request");
+    req.headers_mut()
+        .insert("origin", APP.parse().expect("origin"));
+    match tokio_tungstenite::connect_async(req).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => {
+            assert_eq!(resp.status(), 429);
+            let body: Value =
+                serde_json::from_slice(resp.body().as_deref().unwrap_or_default()).expect("json");
+            assert_eq!(
+                body["message"],
+                "Too many sign-in sockets from this address (at most 16); close one and try again"
+            );
+        }
+        other => panic!("expected 429, got {other:?}"),
+    }
+}
+
+/// `ferry_companion_auth_sockets_open` from `/metrics`.
+async fn open_auth_sockets(env: &Env) -> u64 {
+    let text = env
+        .http
+        .get(env.companion.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    text.lines()
+        .find_map(|l| l.strip_prefix("ferry_companion_auth_sockets_open "))
+        .expect("gauge")
+        .parse()
+        .expect("number")
 }
 
 #[tokio::test]
@@ -84,8 +226,8 @@ async fn auth_socket_refuses_foreign_origins_and_delivers_only_to_the_sealed_one
         Some(403)
     );
     // An allowed origin, but not the one the login sealed: it learns nothing.
-    let mut thief = auth_socket(&env, "x-2", OTHER_APP).await.expect("socket");
-    let login = login(&env, "drive", APP, Some("x-2")).await;
+    let (mut thief, binding) = bound_socket(&env, "x-2", OTHER_APP).await;
+    let login = login_bound(&env, "drive", APP, Some("x-2"), Some(&binding)).await;
     assert_eq!(first_message(&mut thief).await, json!({ "error": true }));
     let mut owner = auth_socket(&env, "x-2", APP).await.expect("socket");
     assert_eq!(

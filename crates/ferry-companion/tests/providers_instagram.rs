@@ -180,7 +180,7 @@ async fn cdn_urls_are_held_to_the_egress_policy() {
     // while the configured API endpoints still work.
     let env = start_with(Opts {
         exempt_loopback: false,
-        s3: None,
+        ..Opts::default()
     })
     .await;
     let id = env.ig.state.add("IMAGE", b"jpeg".to_vec());
@@ -214,6 +214,7 @@ async fn drive_import_into_s3_multipart_is_byte_exact() {
     let env = start_with(Opts {
         exempt_loopback: true,
         s3: Some(S3State::new(settings).expect("settings")),
+        ..Opts::default()
     })
     .await;
     let data = random_bytes(11 * 1024 * 1024 + 5);

@@ -51,11 +51,17 @@ pub async fn app(config: &ServeConfig) -> std::io::Result<Router> {
     Ok(build(config).await?.0)
 }
 
-/// The application, its hook sender (flushed on shutdown) and its part in a fleet (hands its
-/// transfers over on shutdown).
-async fn build(
-    config: &ServeConfig,
-) -> std::io::Result<(Router, Option<HookSender>, Option<cluster::Fleet>)> {
+/// The application, its hook sender (flushed on shutdown), its part in a fleet (hands its
+/// transfers over on shutdown) and the companion's state (closes its auth sockets on shutdown).
+type Built = (
+    Router,
+    Option<HookSender>,
+    Option<cluster::Fleet>,
+    ferry_companion::AppState,
+);
+
+/// Builds [`Built`] for `config`.
+async fn build(config: &ServeConfig) -> std::io::Result<Built> {
     // One sender for every library, so its queue, limits and counters cover every hook.
     let sender = config.hooks.sender()?;
     let shared_hooks = hooks::shared(sender.as_ref());
@@ -99,6 +105,8 @@ async fn build(
     .with_idle_timeout(std::time::Duration::from_secs(config.tus.idle_timeout));
     let mut companion = ferry_companion::CompanionConfig {
         hooks: shared_hooks,
+        // Auth sockets are capped per client address, found as the tus endpoint finds it.
+        trusted_proxies: config.tus.trusted_proxies.clone(),
         ..config.companion.to_config(config.listen, signing.clone())?
     };
     // Several instances: transfers and logins live in Redis, so any instance serves them.
@@ -111,7 +119,7 @@ async fn build(
     let (companion, companion_state) =
         ferry_companion::router_and_state(companion).map_err(std::io::Error::other)?;
     if let Some(fleet) = &fleet {
-        fleet.start_takeovers(companion_state);
+        fleet.start_takeovers(companion_state.clone());
     }
     let health = Router::new()
         .route("/health", get(cluster::health))
@@ -149,7 +157,7 @@ async fn build(
             .make_span_with(log_span)
             .on_response(DefaultOnResponse::new().level(Level::INFO)),
     );
-    Ok((app, sender, fleet))
+    Ok((app, sender, fleet, companion_state))
 }
 
 /// The span of one request: method and path only. The query string can carry credentials
@@ -184,7 +192,7 @@ pub async fn serve_with_grace(
     // The bound address (not `:0`) is the server's own origin for the companion's allowlist.
     let mut config = config.clone();
     config.listen = listener.local_addr()?;
-    let (app, hooks, fleet) = build(&config).await?;
+    let (app, hooks, fleet, companion) = build(&config).await?;
     let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
     let options = serve::Connections {
         header_timeout: std::time::Duration::from_secs(config.header_timeout),
@@ -192,6 +200,8 @@ pub async fn serve_with_grace(
     };
     let server = serve::run(listener, app, options, async move {
         shutdown.await;
+        // Sign-in sockets wait on nothing a draining server will finish: they go now.
+        companion.close();
         // Transfers running here go on elsewhere at once.
         if let Some(fleet) = fleet {
             fleet.hand_over().await;

@@ -1,6 +1,7 @@
 //! A Google Drive login and import across two `ferry` instances on one Redis, against the
 //! testkit's fake Google: the page's auth-callback socket is on B while the popup's whole login
-//! (`/connect`, the provider, `/redirect`, `/send-token`) runs on A, and B's socket gets the token;
+//! (`/connect`, the provider, `/redirect`, `/send-token`) runs on A, and B's socket gets the token
+//! (A accepts the binding cookie B's socket set, under the fleet's shared secret);
 //! the token then lists and imports on B, with the import's progress socket on A; the stored
 //! bytes equal the Drive file's.
 
@@ -106,9 +107,17 @@ async fn a_login_on_one_instance_reaches_the_socket_on_another_and_imports_anywh
     .expect("request");
     req.headers_mut()
         .insert(ORIGIN, APP.parse().expect("origin"));
-    let (mut auth_socket, _) = tokio_tungstenite::connect_async(req)
+    let (mut auth_socket, upgrade) = tokio_tungstenite::connect_async(req)
         .await
         .expect("auth socket on B");
+    // B's answer binds this browser to the id; A checks it under the shared secret.
+    let binding = upgrade.headers()[SET_COOKIE]
+        .to_str()
+        .expect("binding cookie")
+        .split(';')
+        .next()
+        .expect("cookie pair")
+        .to_owned();
 
     // The popup's login runs on A from start to end.
     let state =
@@ -141,7 +150,12 @@ async fn a_login_on_one_instance_reaches_the_socket_on_another_and_imports_anywh
         .expect("redirect");
     assert_eq!(r.status(), 302, "redirect");
     let send_token = location(&r);
-    let r = http.get(&send_token).send().await.expect("send-token");
+    let r = http
+        .get(&send_token)
+        .header(COOKIE, &binding)
+        .send()
+        .await
+        .expect("send-token");
     assert_eq!(r.status(), 200);
 
     // B's socket got the token A minted.

@@ -9,14 +9,20 @@
 //! # Layout
 //!
 //! - [`sealed`]: the sealed state, cookie and thumbnail grant; the auth-token check.
-//! - [`routes`]: `/{p}/connect`, `/{p}/redirect` (= `/{p}/callback`), `/{p}/send-token`.
-//! - [`handoff`]: the auth-callback websocket `/api2/auth-callback/token/{id}` and its hub.
+//! - [`routes`]: `/{p}/connect`, `/{p}/redirect` (= `/{p}/callback`).
+//! - [`send_token`]: `/{p}/send-token`, the hand-off of the token to the page.
+//! - [`auth_socket`]: the auth-callback websocket `/api2/auth-callback/token/{id}`, its caps.
+//! - [`handoff`]: where outcomes wait for their socket (the [`handoff::AuthHandoff`] seam).
+//! - [`binding`]: the cookie that binds a socket's id to the browser that opened it, and why.
 //! - [`pages`]: the small HTML pages of the popup.
 
+pub mod auth_socket;
+pub mod binding;
 pub mod handoff;
 pub mod pages;
 pub mod routes;
 pub mod sealed;
+pub mod send_token;
 
 use axum::http::HeaderMap;
 use axum::http::header::HOST;
@@ -40,9 +46,10 @@ pub fn public_base(state: &AppState, headers: &HeaderMap) -> String {
     format!("http://{host}")
 }
 
-/// Whether a browser page at `origin` may receive tokens: an entry of `--cors-origins` (or
-/// `*`), or one of this server's own origins.
-pub fn origin_allowed(state: &AppState, origin: &str) -> bool {
+/// Whether a browser page at `origin` may receive tokens: an entry of `--cors-origins`, or one
+/// of this server's own origins. Never because of `*` (or `true`): a token goes only to an
+/// origin the operator named, whatever CORS lets read the other routes.
+pub fn handoff_origin_allowed(state: &AppState, origin: &str) -> bool {
     let origin = origin.trim_end_matches('/');
     if origin.is_empty() || origin == "null" {
         return false;
@@ -51,7 +58,9 @@ pub fn origin_allowed(state: &AppState, origin: &str) -> bool {
     config
         .cors_origins
         .iter()
-        .any(|o| o == "*" || o == "true" || o.trim().trim_end_matches('/') == origin)
+        .map(|o| o.trim().trim_end_matches('/'))
+        .filter(|o| *o != "*" && *o != "true")
+        .any(|o| o == origin)
         || config
             .own_origins
             .iter()

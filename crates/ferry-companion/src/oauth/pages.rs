@@ -61,6 +61,26 @@ pub fn post_message(data: &Value, origin: &str) -> Response {
     )
 }
 
+/// `/send-token` without the socket's binding cookie yet: posts `data` to an opener at
+/// `origin` (a browser drops it for any other opener), then loads `next` after half a second,
+/// by when the page's socket has usually connected and set the cookie.
+pub fn waiting(data: &Value, origin: &str, next: &str) -> Response {
+    let script = format!(
+        "var data = {}; var origin = {}; var next = {};\
+         if (window.opener) {{ try {{ window.opener.postMessage(data, origin); }} catch (e) {{}} }}\
+         setTimeout(function () {{ location.replace(next); }}, 500);",
+        script_json(data),
+        script_json(&Value::String(origin.to_owned())),
+        script_json(&Value::String(next.to_owned()))
+    );
+    page(
+        StatusCode::OK,
+        "Finishing sign-in",
+        "Finishing sign-in\u{2026}",
+        &script,
+    )
+}
+
 /// The login failed.
 pub fn failure(status: StatusCode, message: &str) -> Response {
     let text = message

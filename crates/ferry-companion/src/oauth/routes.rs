@@ -1,9 +1,8 @@
 //! The login routes. `/{p}/connect` seals the state, sets the login cookie and sends the
 //! browser to the provider; `/{p}/redirect` (the redirect URI registered with the provider;
 //! `/{p}/callback` is the same handler) checks state and cookie, swaps the code for a session,
-//! seals it as an Uppy auth token and sends the browser to `/{p}/send-token`, which hands the
-//! token to the page: over the auth websocket when the login has an `authCallbackToken`, else
-//! by `postMessage` to the page's (allowed) origin.
+//! seals it as an Uppy auth token and sends the browser to `/{p}/send-token`
+//! ([`super::send_token`]), which hands the token to the page.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -15,11 +14,11 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::handoff::{self, Outcome};
 use super::sealed::{self, LoginCookie, LoginState};
-use super::{origin_allowed, pages, public_base};
+use super::{binding, handoff_origin_allowed, pages, public_base};
 use crate::error::CompanionError;
 use crate::providers::Provider;
 use crate::state::AppState;
@@ -27,7 +26,7 @@ use crate::token;
 
 type Params = Query<HashMap<String, String>>;
 
-fn provider(state: &AppState, p: &str) -> Result<Arc<dyn Provider>, CompanionError> {
+pub(super) fn provider(state: &AppState, p: &str) -> Result<Arc<dyn Provider>, CompanionError> {
     state
         .providers()
         .get(p)
@@ -78,7 +77,7 @@ pub(crate) async fn connect(
         .ok_or_else(|| {
             CompanionError::BadRequest("Invalid state: the page's origin is missing".into())
         })?;
-    if !origin_allowed(&state, &origin) {
+    if !handoff_origin_allowed(&state, &origin) {
         return Err(CompanionError::BadRequest("Origin not allowed".into()));
     }
     let socket_id = q
@@ -167,7 +166,7 @@ fn redirect(location: &str, set_cookie: Option<String>) -> Response {
     resp
 }
 
-fn read_cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+pub(super) fn read_cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(COOKIE)
         .iter()
@@ -247,8 +246,12 @@ async fn redirect_back(
     match finish_login(&state, &p, &q, &headers).await {
         Ok(resp) => resp,
         Err((login, error)) => {
+            // Only the browser that opened the socket hears how its login ended.
+            let bound = |id: &str| {
+                sealed::secret(&state).is_ok_and(|s| binding::holds(&state, &headers, s, id))
+            };
             if let Some(login) = login {
-                if let Some(id) = &login.t {
+                if let Some(id) = login.t.as_deref().filter(|id| bound(id)) {
                     let keep = state.config().providers.handoff_keep;
                     state
                         .handoff()
@@ -350,66 +353,13 @@ async fn finish_login(
     Ok(redirect(next.as_str(), Some(clear)))
 }
 
-#[utoipa::path(
-    get,
-    path = "/{provider}/send-token",
-    operation_id = "provider_send_token",
-    tag = "providers",
-    description = "Hands an existing Uppy auth token to the page (HTML), as Companion's route.",
-    params(("provider" = String, Path, description = "The provider: `drive` or `instagram`."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter)."), ("state" = String, Query, description = "The sealed login state.")),
-    responses(
-        (status = 200, description = "The HTML hand-off page.", content_type = "text/html"),
-        (status = 401, description = "No valid Uppy auth token, or the provider refused its access token.", body = crate::error::ErrorMessage),
-        (status = 400, description = "Invalid login state or origin.", body = crate::error::ErrorMessage),
-        (status = 404, description = "Unknown or disabled provider.", body = crate::error::ErrorMessage),
-    ),
-)]
-pub(crate) async fn send_token(
-    State(state): State<AppState>,
-    Path(p): Path<String>,
-    Query(q): Params,
-    headers: HeaderMap,
-) -> Result<Response, CompanionError> {
-    provider(&state, &p)?;
-    let token = sealed::request_token(&headers, q.get("uppyAuthToken").map(String::as_str));
-    sealed::verify(&state, &p, token)?;
-    let token = token.unwrap_or_default().to_owned();
-    let secret = sealed::secret(&state)?;
-    let login: LoginState = q
-        .get("state")
-        .and_then(|s| sealed::open(secret, s))
-        .filter(|l: &LoginState| l.k == "state" && l.p == p)
-        .ok_or_else(|| CompanionError::BadRequest("Invalid login state".into()))?;
-    if !origin_allowed(&state, &login.o) {
-        return Err(CompanionError::BadRequest("Origin not allowed".into()));
-    }
-    match &login.t {
-        Some(id) => {
-            let keep = state.config().providers.handoff_keep;
-            state
-                .handoff()
-                .publish(
-                    id,
-                    Outcome {
-                        origin: login.o.clone(),
-                        token: Some(token),
-                    },
-                    keep,
-                )
-                .await;
-            Ok(pages::success())
-        }
-        None => Ok(pages::post_message(&json!({ "token": token }), &login.o)),
-    }
-}
-
 /// The login routes of every provider.
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/{provider}/connect", get(connect))
         .route("/{provider}/redirect", get(oauth_redirect))
         .route("/{provider}/callback", get(oauth_callback))
-        .route("/{provider}/send-token", get(send_token))
+        .route("/{provider}/send-token", get(super::send_token::send_token))
 }
 
 #[cfg(test)]

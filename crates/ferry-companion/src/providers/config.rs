@@ -90,6 +90,10 @@ pub struct ProvidersConfig {
     pub login_timeout: Duration,
     /// How long a token handed off on the auth socket waits for a late socket.
     pub handoff_keep: Duration,
+    /// Auth sockets one client address may hold open at once (a page opens one per sign-in).
+    pub auth_sockets_per_client: usize,
+    /// Auth sockets open at once in all, well below a default descriptor limit (1024).
+    pub auth_sockets: usize,
 }
 
 impl Default for ProvidersConfig {
@@ -104,6 +108,8 @@ impl Default for ProvidersConfig {
             backoff: [1000, 2000, 4000].map(Duration::from_millis).to_vec(),
             login_timeout: Duration::from_secs(600),
             handoff_keep: Duration::from_secs(60),
+            auth_sockets_per_client: 16,
+            auth_sockets: 512,
         }
     }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use ferry_companion::egress::StaticResolver;
+use ferry_companion::oauth::handoff::LocalHandoff;
 use ferry_companion::providers::ProvidersConfig;
 use ferry_companion::providers::config::{GoogleEndpoints, InstagramEndpoints, OAuthApp};
 use ferry_companion::{AppState, CompanionConfig};
@@ -34,6 +35,10 @@ pub struct Env {
     pub form: FormDest,
     pub companion: TestServer,
     pub http: reqwest::Client,
+    /// The companion's state (to close it as a shutdown does).
+    pub state: AppState,
+    /// Where login outcomes wait.
+    pub hub: Arc<LocalHandoff>,
 }
 
 /// Options of [`start`].
@@ -42,6 +47,8 @@ pub struct Opts {
     pub exempt_loopback: bool,
     /// Extra settings (an S3 bucket).
     pub s3: Option<ferry_companion::s3::S3State>,
+    /// Auth sockets one client may hold (all in-process clients count as one).
+    pub auth_sockets_per_client: usize,
 }
 
 impl Default for Opts {
@@ -49,6 +56,7 @@ impl Default for Opts {
         Self {
             exempt_loopback: true,
             s3: None,
+            auth_sockets_per_client: ProvidersConfig::default().auth_sockets_per_client,
         }
     }
 }
@@ -62,6 +70,7 @@ pub async fn start_with(opts: Opts) -> Env {
     let ig = FakeInstagram::start("ig-client", "ig-secret").await;
     let tus = TusDest::start().await;
     let form = FormDest::start().await;
+    let hub = Arc::new(LocalHandoff::default());
     let providers = ProvidersConfig {
         google: Some(OAuthApp {
             key: "google-client".into(),
@@ -82,6 +91,7 @@ pub async fn start_with(opts: Opts) -> Env {
             graph_url: ig.graph_url(),
         },
         page_size: 5,
+        auth_sockets_per_client: opts.auth_sockets_per_client,
         backoff: vec![
             Duration::from_millis(10),
             Duration::from_millis(20),
@@ -107,11 +117,12 @@ pub async fn start_with(opts: Opts) -> Env {
         stall_timeout: Duration::from_secs(5),
         s3: opts.s3,
         providers,
+        handoff: hub.clone(),
         ..CompanionConfig::default()
     };
     let state =
         AppState::with_resolver(config, Arc::new(StaticResolver::default())).expect("valid config");
-    let companion = TestServer::start(ferry_companion::routes(state)).await;
+    let companion = TestServer::start(ferry_companion::routes(state.clone())).await;
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -123,6 +134,8 @@ pub async fn start_with(opts: Opts) -> Env {
         form,
         companion,
         http,
+        state,
+        hub,
     }
 }
 
@@ -149,10 +162,24 @@ pub struct Login {
     pub cookie: String,
     /// The `/send-token` page.
     pub page: String,
+    /// The `/send-token` URL the login ended on.
+    pub send_token: String,
 }
 
-/// Walks `/connect` -> provider -> `/redirect` -> `/send-token` like a browser.
+/// Walks `/connect` -> provider -> `/redirect` -> `/send-token` like a browser that holds no
+/// auth-socket binding cookie.
 pub async fn login(env: &Env, p: &str, origin: &str, socket_id: Option<&str>) -> Login {
+    login_bound(env, p, origin, socket_id, None).await
+}
+
+/// [`login`] from a browser holding `binding` (the cookie pair an auth socket's upgrade set).
+pub async fn login_bound(
+    env: &Env,
+    p: &str,
+    origin: &str,
+    socket_id: Option<&str>,
+    binding: Option<&str>,
+) -> Login {
     let mut connect = format!("/{p}/connect?uppyVersions=&state={}", uppy_state(origin));
     if let Some(id) = socket_id {
         connect.push_str(&format!("&authCallbackToken={id}"));
@@ -182,22 +209,48 @@ pub async fn login(env: &Env, p: &str, origin: &str, socket_id: Option<&str>) ->
         .await
         .expect("redirect");
     assert_eq!(r.status(), 302, "redirect: {:?}", r.text().await);
-    let send_token = location(&r);
-    let token = url::Url::parse(&send_token)
+    let send_token_url = location(&r);
+    let token = url::Url::parse(&send_token_url)
         .expect("send-token url")
         .query_pairs()
         .find(|(k, _)| k == "uppyAuthToken")
         .map(|(_, v)| v.into_owned())
         .expect("uppyAuthToken");
-    let r = env.http.get(&send_token).send().await.expect("send-token");
-    assert_eq!(r.status(), 200, "send-token");
-    let page = r.text().await.expect("page");
+    let (status, page) = send_token(env, &send_token_url, binding).await;
+    assert_eq!(status, 200, "send-token: {page}");
     Login {
         token,
         redirect_url,
         cookie,
         page,
+        send_token: send_token_url,
     }
+}
+
+/// `GET` a `/send-token` URL (absolute, or relative to `/drive/`'s directory as the waiting
+/// page's reload is), with the binding cookie if any: (status, page).
+pub async fn send_token(env: &Env, url: &str, binding: Option<&str>) -> (u16, String) {
+    let url = if url.starts_with("http") {
+        url.to_owned()
+    } else {
+        env.companion.url(&format!("/drive/{url}"))
+    };
+    let mut req = env.http.get(&url);
+    if let Some(b) = binding {
+        req = req.header(COOKIE, b);
+    }
+    let r = req.send().await.expect("send-token");
+    (r.status().as_u16(), r.text().await.expect("page"))
+}
+
+/// The URL a waiting `/send-token` page reloads itself with.
+pub fn next_attempt(page: &str) -> String {
+    let raw = page
+        .split("var next = ")
+        .nth(1)
+        .and_then(|s| s.split(';').next())
+        .unwrap_or_else(|| panic!("not a waiting page: {page}"));
+    serde_json::from_str::<String>(raw).expect("next url")
 }
 
 /// Opens the auth-callback socket `id` with the browser origin `origin`.
@@ -211,6 +264,25 @@ pub async fn auth_socket(env: &Env, id: &str, origin: &str) -> Result<Socket, u1
         Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => Err(resp.status().as_u16()),
         Err(e) => panic!("auth socket: {e}"),
     }
+}
+
+/// [`auth_socket`], with the binding cookie pair (`name=value`) its upgrade answer set.
+pub async fn bound_socket(env: &Env, id: &str, origin: &str) -> (Socket, String) {
+    let url = format!("ws://{}/api2/auth-callback/token/{id}", env.companion.addr);
+    let mut req = url.into_client_request().expect("request");
+    req.headers_mut()
+        .insert(ORIGIN, origin.parse().expect("origin"));
+    let (ws, resp) = tokio_tungstenite::connect_async(req)
+        .await
+        .expect("auth socket");
+    let cookie = resp
+        .headers()
+        .get(SET_COOKIE)
+        .and_then(|c| c.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .expect("binding cookie")
+        .to_owned();
+    (ws, cookie)
 }
 
 /// The first text message of a socket, as JSON.
