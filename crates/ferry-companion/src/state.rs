@@ -130,10 +130,11 @@ impl AppState {
     pub fn closing(&self) -> &tokio_util::sync::CancellationToken {
         &self.inner.closing
     }
-    /// The server is shutting down: auth sockets close with "going away" rather than holding
-    /// their tasks until the runtime drops them.
-    pub fn close(&self) {
+    /// The server is shutting down: auth sockets close with "going away" (rather than being
+    /// cut when the runtime stops); resolves when they are gone or after `within`.
+    pub async fn close(&self, within: std::time::Duration) {
         self.inner.closing.cancel();
+        let _ = tokio::time::timeout(within, self.inner.auth_sockets.all_closed()).await;
     }
     /// Login nonces already used on this instance.
     pub fn used_nonces(&self) -> &UsedNonces {

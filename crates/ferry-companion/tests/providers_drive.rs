@@ -94,7 +94,7 @@ async fn a_token_reaches_only_the_socket_of_the_browser_that_opened_it() {
         "the failure page carries no token"
     );
     // The attacker's socket got nothing: shut down, its first frame is the close.
-    env.state.close();
+    env.state.close(std::time::Duration::from_secs(5)).await;
     let frame = tokio::time::timeout(std::time::Duration::from_secs(10), thief.next())
         .await
         .expect("a frame in time")

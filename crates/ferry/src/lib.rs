@@ -201,7 +201,7 @@ pub async fn serve_with_grace(
     let server = serve::run(listener, app, options, async move {
         shutdown.await;
         // Sign-in sockets wait on nothing a draining server will finish: they go now.
-        companion.close();
+        companion.close(std::time::Duration::from_secs(2)).await;
         // Transfers running here go on elsewhere at once.
         if let Some(fleet) = fleet {
             fleet.hand_over().await;

@@ -43,6 +43,8 @@ pub struct SocketLimits {
     total: usize,
     trusted_proxies: Vec<ipnet::IpNet>,
     open: Mutex<Counts>,
+    /// Told each time a place is given back (shutdown waits for the last).
+    gone: tokio::sync::Notify,
 }
 
 #[derive(Debug, Default)]
@@ -65,6 +67,21 @@ impl SocketLimits {
             total,
             trusted_proxies,
             open: Mutex::default(),
+            gone: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Resolves once no socket is open (at shutdown, after [`crate::AppState::close`]).
+    pub async fn all_closed(&self) {
+        loop {
+            let gone = self.gone.notified();
+            tokio::pin!(gone);
+            // Registered before the count is read, so a place given back in between wakes it.
+            gone.as_mut().enable();
+            if self.open() == 0 {
+                return;
+            }
+            gone.await;
         }
     }
 
@@ -131,14 +148,17 @@ fn client_key(ip: IpAddr) -> IpAddr {
 
 impl Drop for SocketPlace {
     fn drop(&mut self) {
-        let mut counts = self.limits.counts();
-        counts.total = counts.total.saturating_sub(1);
-        if let Some(mine) = counts.by_client.get_mut(&self.client) {
-            *mine -= 1;
-            if *mine == 0 {
-                counts.by_client.remove(&self.client);
+        {
+            let mut counts = self.limits.counts();
+            counts.total = counts.total.saturating_sub(1);
+            if let Some(mine) = counts.by_client.get_mut(&self.client) {
+                *mine -= 1;
+                if *mine == 0 {
+                    counts.by_client.remove(&self.client);
+                }
             }
         }
+        self.limits.gone.notify_waiters();
     }
 }
 
@@ -231,7 +251,7 @@ async fn run(
                 outcome = &mut outcome => break outcome,
                 () = closing.cancelled() => {
                     let frame = CloseFrame { code: close_code::AWAY, reason: "server shutting down".into() };
-                    let _ = socket.send(Message::Close(Some(frame))).await;
+                    let _ = tokio::time::timeout(SEND_WITHIN, socket.send(Message::Close(Some(frame)))).await;
                     return;
                 }
                 frame = socket.recv() => match frame {
