@@ -1,7 +1,7 @@
 //! Access control on the form endpoint, when the server runs with `--auth-secret`: the gate in
 //! front has checked the token and left its [`Principal`] in the request. Files are checked
-//! against the token's limits, charged to the subject's quota, stored as the subject's, and
-//! only that subject can fetch them back.
+//! against the token's limits (their bodies are charged to the subject's quota as they are read,
+//! see `body`), stored as the subject's, and only that subject can fetch them back.
 
 use axum::http::Extensions;
 use ferry_auth::{Admission, Principal};
@@ -33,18 +33,6 @@ pub(crate) fn admit_file(
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     })
-}
-
-/// Charges the request's declared length to the subject's quota (the body may hold several
-/// files, so it is charged once, up front).
-pub(crate) fn charge(
-    principal: Option<&Principal>,
-    declared: Option<u64>,
-) -> Result<(), FormError> {
-    match principal {
-        Some(principal) => Ok(principal.charge(declared)?),
-        None => Ok(()),
-    }
 }
 
 /// Whether the request may fetch a file stored for `owner`.

@@ -68,10 +68,14 @@ pub(crate) async fn handle(
     {
         return Err(FormError::TooLarge { max });
     }
-    access::charge(principal, declared)?;
-    let request = hooks::request_info(&state, &parts);
-    hooks::pre_create(&state, request.as_ref(), &name, &content_type, declared).await?;
     let (stream, reading) = body::read(&state, body, principal, declared);
+    reading.charge()?;
+    let request = hooks::request_info(&state, &parts);
+    let hook = hooks::pre_create(&state, request.as_ref(), &name, &content_type, declared);
+    if let Err(refused) = hook.await {
+        reading.discard();
+        return Err(refused);
+    }
     let saved = state
         .store
         .save_as(

@@ -62,7 +62,7 @@ pub(crate) async fn handle(
     let mut multipart = Multipart::from_request(form, &())
         .await
         .map_err(|e| FormError::BadRequest(e.body_text()))?;
-    access::charge(principal, declared)?;
+    reading.charge()?;
     let mut saved: Vec<(String, StoredFile, StoredInfo)> = Vec::new();
     let outcome = async {
         while let Some(field) = multipart.next_field().await? {
@@ -106,6 +106,7 @@ pub(crate) async fn handle(
     }
     let files = saved.into_iter().map(|(_, entry, _)| entry).collect();
     let Some(answer) = Uploaded::of(files) else {
+        reading.discard();
         return Err(FormError::BadRequest(
             "The form has no file part (a part with a filename)".to_owned(),
         ));

@@ -484,3 +484,49 @@ async fn a_concatenation_final_is_charged_and_held_to_the_token_max_size() {
         .expect("POST");
     assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
 }
+
+#[tokio::test]
+async fn a_form_upload_that_keeps_nothing_gives_its_charge_back() {
+    let server = start(&[]).await;
+    let ivan = token("ivan", |_| {});
+    // A raw body declaring 60,000 bytes that breaks off after 10,000: nothing is kept...
+    let mut socket = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    let head = format!(
+        "PUT /upload/raw?name=cut.bin HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ivan}\r\n\
+         Content-Type: application/octet-stream\r\nContent-Length: 60000\r\n\r\n"
+    );
+    socket.write_all(head.as_bytes()).await.expect("head");
+    socket
+        .write_all(&random_bytes(10_000))
+        .await
+        .expect("bytes");
+    socket.shutdown().await.expect("half close");
+    let mut answer = Vec::new();
+    let _ = socket.read_to_end(&mut answer).await;
+    assert!(
+        answer.starts_with(b"HTTP/1.1 400"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    assert_eq!(server.form_files(), Vec::<PathBuf>::new());
+
+    // ...so nothing stays charged: the whole quota is still there for the retry.
+    let bytes = random_bytes(QUOTA);
+    let res = reqwest::Client::new()
+        .put(format!("{}/upload/raw?name=whole.bin", server.base))
+        .bearer_auth(&ivan)
+        .body(bytes.clone())
+        .send()
+        .await
+        .expect("PUT");
+    assert_eq!(res.status(), StatusCode::OK);
+    let body: serde_json::Value = res.json().await.expect("json");
+    let url = format!("{}{}", server.base, body["url"].as_str().expect("url"));
+    let got = request(Method::GET, &url, &ivan).send().await.expect("GET");
+    assert_eq!(
+        sha256_hex(&got.bytes().await.expect("body")),
+        sha256_hex(&bytes)
+    );
+}
