@@ -1,23 +1,42 @@
 /**
  * @ferry/core: the framework-free upload engine.
  *
- * Layout: `ferry.ts` (the public engine, wiring only), `types.ts` (data shapes), `reducer.ts`
- * (every state change, one action union), `store.ts` (observable store), `emitter.ts` +
- * `events.ts` (events), `files.ts` (records), `admission.ts` (adding files), `sizing.ts` + `slicer.ts` (sizes of large
- * batches read in time slices after adding), `read-ahead.ts` (small files' bytes read while idle), `restrictions.ts`
- * (rejections as data, `formatSize`), `locale.ts` (plural rules, placeholders, packs) + `locales/` (one
- * pack per language, English the reference), `informer.ts`
- * (toasts), `runner.ts` (file and bundle runs, one completion), `limiter.ts` (concurrency),
- * `retryer.ts` (retry policy), `stall.ts` (stall timer), `progress-batcher.ts` (progress
- * throttle), `processors.ts` (pre/postprocessors), `online.ts` + `connectivity.ts` (offline
- * pauses, online resumes), `uploader.ts` (the uploader seam), `uploaders/` (tus, xhr, s3,
- * s3-multipart with its signer and XML reader, `send-xhr.ts` the XHR sender they share),
- * `companion/` (`remote.ts`: urlMeta and RemoteUploader; `link.ts`: link import; cloud providers:
- * `provider.ts` the client with its token and shared refresh, `provider-login.ts` the OAuth popup
- * with both hand-offs, `provider-walk.ts` recursive folder listing, `provider-browser.ts` the
- * browser state, `providers.ts` the engine's registry and discovery), `image/`
- * (optional: crop/rotate/flip edits and the compression preprocessor, on a canvas).
+ * Layout:
+ * - `ferry.ts`: the public engine, wiring only; `admission.ts`: adding files.
+ * - `types.ts`: data shapes; `files.ts`: records.
+ * - `reducer.ts`: every state change, one action union; `store.ts`: the observable store.
+ * - `emitter.ts` + `events.ts`: events.
+ * - `sizing.ts` + `slicer.ts`: sizes of large batches read in time slices after adding.
+ * - `read-ahead.ts`: small files' bytes read while idle.
+ * - `restrictions.ts`: rejections as data, `formatSize`; `refusals.ts`: refusals of batches close
+ *   together told in one toast.
+ * - `locale.ts`: plural rules, placeholders, packs; `locales/`: one pack per language, English
+ *   the reference.
+ * - `informer.ts`: toasts.
+ * - `runner.ts`: file and bundle runs, one completion; `limiter.ts`: concurrency; `retryer.ts`:
+ *   retry policy; `stall.ts`: stall timer; `progress-batcher.ts`: progress throttle.
+ * - `processors.ts`: pre/postprocessors.
+ * - `online.ts` + `connectivity.ts`: offline pauses, online resumes.
+ * - `uploader.ts`: the uploader seam; `uploaders/`: tus, xhr, s3, s3-multipart with its signer
+ *   and XML reader, `send-xhr.ts` the XHR sender they share.
+ * - `recovery/`: opt-in recovery after a reload or a crash: records and bytes kept in IndexedDB
+ *   (or OPFS), read back on start, `recovery.ts` the entry.
+ * - `companion/`: `http.ts` what the clients share (fetch and socket seams, `base`,
+ *   `withAccessToken`, provider errors); `remote.ts` urlMeta and RemoteUploader; `link.ts` link
+ *   import; cloud providers: `provider.ts` the client with its token and shared refresh,
+ *   `provider-login.ts` the OAuth popup with both hand-offs, `provider-walk.ts` recursive folder
+ *   listing, `provider-browser.ts` the browser state, `providers.ts` the engine's registry and
+ *   discovery.
+ * - `image/`: optional crop/rotate/flip edits and the compression preprocessor, on a canvas.
+ * - `test/`: helpers shared by core's and react's specs (never exported).
  */
+
+export {
+  ProviderAuthError,
+  ProviderRequestError,
+  type SocketFactory,
+  type SocketLike,
+} from './companion/http.ts';
 export {
   importLink,
   type LinkErrorCode,
@@ -27,12 +46,10 @@ export {
 } from './companion/link.ts';
 export {
   type LogoutAnswer,
-  ProviderAuthError,
   ProviderClient,
   type ProviderClientOptions,
   type ProviderItem,
   type ProviderPage,
-  ProviderRequestError,
   type TokenStorage,
   tokenKey,
 } from './companion/provider.ts';
@@ -65,8 +82,6 @@ export {
 export {
   RemoteUploader,
   type RemoteUploaderOptions,
-  type SocketFactory,
-  type SocketLike,
   type UrlMeta,
   urlMeta,
 } from './companion/remote.ts';

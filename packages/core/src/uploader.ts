@@ -21,17 +21,6 @@ export async function resolveHeaders(...sources: (RequestHeaders | undefined)[])
   return out;
 }
 
-/**
- * `url` with the bearer token of `headers` as its `access_token` parameter (RFC 6750), for what a
- * browser cannot add headers to: a websocket, an image.
- */
-export function withAccessToken(url: string, headers: Record<string, string>): string {
-  const auth = Object.entries(headers).find(([k]) => k.toLowerCase() === 'authorization')?.[1];
-  const token = auth?.match(/^bearer\s+(.+)$/i)?.[1]?.trim();
-  if (!token) return url;
-  return `${url}${url.includes('?') ? '&' : '?'}access_token=${encodeURIComponent(token)}`;
-}
-
 export interface UploadContext {
   /** Aborted on pause, cancel, remove, stall or going offline; see {@link reason}. */
   signal: AbortSignal;

@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { IDBFactory } from 'fake-indexeddb';
 import { afterAll, afterEach, beforeAll, expect, test, vi } from 'vitest';
 import { Ferry, type FerryOptions } from '../ferry.ts';
-import { RemoteUploader, type SocketLike } from './remote.ts';
+import type { SocketLike } from './http.ts';
+import { RemoteUploader } from './remote.ts';
 
 /**
  * A companion that answers `POST /url/get` and `POST /drive/get/{path}` with a token naming

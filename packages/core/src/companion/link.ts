@@ -5,7 +5,8 @@
  */
 import type { FileDescriptor } from '../types.ts';
 import { UploaderError } from '../uploader.ts';
-import { type FetchLike, type UrlMeta, urlMeta } from './remote.ts';
+import type { FetchLike } from './http.ts';
+import { type UrlMeta, urlMeta } from './remote.ts';
 
 /** Adds `http://` when the URL has no protocol; returns null unless the result is http(s). */
 export function normaliseUrl(input: string): string | null {

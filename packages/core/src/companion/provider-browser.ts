@@ -12,7 +12,8 @@
 import { checkFile, noRestrictions } from '../restrictions.ts';
 import { Store } from '../store.ts';
 import type { FileDescriptor, InfoType, Restrictions } from '../types.ts';
-import { ProviderAuthError, type ProviderClient, type ProviderItem } from './provider.ts';
+import { ProviderAuthError } from './http.ts';
+import type { ProviderClient, ProviderItem } from './provider.ts';
 import { type WalkedFile, walkFolder } from './provider-walk.ts';
 
 /** What the browser needs from the engine (a `Ferry` fits). */

@@ -12,7 +12,7 @@
  * Closing the popup without a token rejects (after a short grace, since the socket message can
  * trail the popup closing itself).
  */
-import { base, type SocketLike } from './remote.ts';
+import { base, type SocketLike } from './http.ts';
 
 /** The popup as far as the login needs it. */
 export interface AuthWindow {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fakeCompanion, file } from '../test/fake-companion.ts';
-import { ProviderAuthError, ProviderClient, ProviderRequestError, type TokenStorage, tokenKey } from './provider.ts';
+import { ProviderAuthError, ProviderRequestError } from './http.ts';
+import { ProviderClient, type TokenStorage, tokenKey } from './provider.ts';
 
 function memoryStorage(): TokenStorage & { map: Map<string, string> } {
   const map = new Map<string, string>();

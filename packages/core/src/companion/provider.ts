@@ -8,9 +8,8 @@
  * `ferry-provider-token:{companion}:{provider}` (see {@link tokenKey}).
  */
 
-import { withAccessToken } from '../uploader.ts';
+import { base, type FetchLike, ProviderAuthError, ProviderRequestError, withAccessToken } from './http.ts';
 import { type LoginEnv, popupLogin } from './provider-login.ts';
-import { base, type FetchLike } from './remote.ts';
 
 /** One entry of a list answer (`ProviderListItem` in Companion). */
 export interface ProviderItem {
@@ -49,25 +48,6 @@ export interface TokenStorage {
   getItem(key: string): string | null;
   setItem(key: string, value: string): void;
   removeItem(key: string): void;
-}
-
-/** The companion refused the token and none could be had: the person must connect again. */
-export class ProviderAuthError extends Error {
-  readonly status = 401;
-  constructor(message = 'Authorization required') {
-    super(message);
-    this.name = 'ProviderAuthError';
-  }
-}
-
-/** A provider request the companion answered with an error (its `message` when it sent one). */
-export class ProviderRequestError extends Error {
-  readonly status: number;
-  constructor(message: string, status: number) {
-    super(message);
-    this.name = 'ProviderRequestError';
-    this.status = status;
-  }
 }
 
 export interface ProviderClientOptions {

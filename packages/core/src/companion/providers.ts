@@ -7,10 +7,10 @@
  * as a stock Companion, enables none as far as discovery goes, so pages name them instead).
  */
 
+import { base, type FetchLike } from './http.ts';
 import { ProviderClient, type TokenStorage } from './provider.ts';
 import { type BrowserHost, ProviderBrowser } from './provider-browser.ts';
 import type { LoginEnv } from './provider-login.ts';
-import { base, type FetchLike } from './remote.ts';
 
 /** What the widget needs to know about a provider. */
 export interface ProviderInfo {

@@ -2,7 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { fakeCompanion } from '../test/fake-companion.ts';
 import { FakeSocket } from '../test/fake-socket.ts';
 import type { FerryFile } from '../types.ts';
-import { type AbortReason, type UploadContext, withAccessToken } from '../uploader.ts';
+import type { AbortReason, UploadContext } from '../uploader.ts';
+import { withAccessToken } from './http.ts';
 import { ProviderClient } from './provider.ts';
 import { RemoteUploader, urlMeta } from './remote.ts';
 

@@ -13,35 +13,22 @@ import {
   type Uploader,
   UploaderError,
   type UploadResult,
-  withAccessToken,
 } from '../uploader.ts';
-import { ProviderAuthError, ProviderRequestError } from './provider.ts';
+import {
+  base,
+  type FetchLike,
+  ProviderAuthError,
+  ProviderRequestError,
+  type SocketFactory,
+  type SocketLike,
+  withAccessToken,
+} from './http.ts';
 
 /** What `POST /url/meta` answers. */
 export interface UrlMeta {
   name: string;
   type: string;
   size: number | null;
-}
-
-export type FetchLike = typeof fetch;
-
-/** The minimal WebSocket surface used (injectable for tests). */
-export interface SocketLike {
-  onopen: ((ev: unknown) => void) | null;
-  onmessage: ((ev: { data: unknown }) => void) | null;
-  onerror: ((ev: unknown) => void) | null;
-  onclose: ((ev: unknown) => void) | null;
-  readonly readyState: number;
-  send(data: string): void;
-  close(): void;
-}
-
-export type SocketFactory = (url: string) => SocketLike;
-
-/** The companion URL without trailing slashes, for joining paths. */
-export function base(companionUrl: string): string {
-  return companionUrl.replace(/\/+$/, '');
 }
 
 /** Asks the companion at `companionUrl` for the name, type and size of `url`. */

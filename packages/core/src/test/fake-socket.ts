@@ -2,7 +2,7 @@
  * A companion WebSocket the test drives by hand (the `SocketLike` the remote uploader and the
  * provider login open): `open()` and `frame()` deliver events, sent frames are kept parsed.
  */
-import type { SocketLike } from '../companion/remote.ts';
+import type { SocketLike } from '../companion/http.ts';
 
 export class FakeSocket implements SocketLike {
   onopen: ((ev: unknown) => void) | null = null;
