@@ -30,11 +30,11 @@ export {
   type CameraOptions,
   type CameraState,
   createCamera,
-  extensionFor,
 } from './dom/camera.ts';
 export { absoluteUrl, copyText } from './dom/clipboard.ts';
 export { createDropzone, type Dropzone, type DropzoneOptions } from './dom/dropzone.ts';
 export { type FilesSink, filesFromDataTransfer, walkDataTransfer } from './dom/entries.ts';
+export { extensionFor } from './dom/record.ts';
 export {
   createScreenCapture,
   type ScreenCapture as ScreenCaptureSession,

@@ -1,5 +1,6 @@
 import { expect, test } from 'vitest';
-import { constraints, extensionFor, recorderType, recordingName, snapshotName, wouldExceed } from './camera.ts';
+import { constraints, recorderType, recordingName, snapshotName } from './camera.ts';
+import { extensionFor, wouldExceed } from './record.ts';
 
 test.each([
   ['video/webm;codecs=vp9,opus', 'webm'],

@@ -3,9 +3,10 @@
  * 'Smile!', and MediaRecorder recordings that stop before exceeding maxFileSize. A session reports
  * its state through `onChange` and hands captured files to `onCapture`; `useCamera` binds it to
  * React the way `useDropzone` binds `createDropzone`. Also the pure helpers: constraints per
- * mode, file names, recording extensions.
+ * mode, file names (the recording loop and its extensions are `record.ts`'s).
  */
 import type { InfoType } from '@ferry/core';
+import { record } from './record.ts';
 
 export type CameraMode = 'video-audio' | 'video-only' | 'audio-only' | 'picture';
 export const CAMERA_MODES: CameraMode[] = ['video-audio', 'video-only', 'audio-only', 'picture'];
@@ -17,24 +18,6 @@ export function constraints(mode: CameraMode, facingMode = 'user'): MediaStreamC
   };
 }
 
-/** The file extension for a recorded MIME type, or null when it is not one the spec names. */
-export function extensionFor(mimeType: string): string | null {
-  const [type = ''] = mimeType.toLowerCase().split(';');
-  const table: Record<string, string> = {
-    'video/ogg': 'ogv',
-    'audio/ogg': 'ogg',
-    'video/webm': 'webm',
-    'audio/webm': 'webm',
-    'video/x-matroska': 'mkv',
-    'video/matroska': 'mkv',
-    'video/mp4': 'mp4',
-    'audio/mp4': 'mp4',
-    'audio/mpeg': 'mp3',
-    'audio/mp3': 'mp3',
-  };
-  return table[type.trim()] ?? null;
-}
-
 /** The MIME type to ask MediaRecorder for, in order of preference, or '' for its default. */
 export function recorderType(mode: CameraMode, isSupported: (type: string) => boolean): string {
   const video = ['video/webm;codecs=vp9,opus', 'video/webm', 'video/mp4'];
@@ -44,11 +27,6 @@ export function recorderType(mode: CameraMode, isSupported: (type: string) => bo
 
 export const snapshotName = (now: number) => `cam-${now}.jpg`;
 export const recordingName = (now: number, ext: string) => `webcam-${now}.${ext}`;
-
-/** Whether the next chunk, if as large as the last one, would take the recording past the limit. */
-export function wouldExceed(total: number, lastChunk: number, maxFileSize: number | null | undefined): boolean {
-  return typeof maxFileSize === 'number' && maxFileSize > 0 && total + lastChunk > maxFileSize;
-}
 
 export interface CameraState {
   status: 'prompt' | 'ready' | 'unsupported' | 'denied';
@@ -163,25 +141,12 @@ export function createCamera(options: CameraOptions): Camera {
       if (recorder && recorder.state !== 'inactive') return recorder.stop();
       if (!stream || typeof MediaRecorder !== 'function') return info(t('recordingUnsupported'), 'error', 5000);
       const type = recorderType(options.mode, (m) => MediaRecorder.isTypeSupported(m));
-      const rec = new MediaRecorder(stream, type ? { mimeType: type } : undefined);
-      const chunks: Blob[] = [];
-      let total = 0;
-      rec.ondataavailable = (e) => {
-        if (e.data.size === 0) return;
-        chunks.push(e.data);
-        total += e.data.size;
-        if (rec.state === 'recording' && wouldExceed(total, e.data.size, maxFileSize)) rec.stop();
-      };
-      rec.onstop = () => {
+      recorder = record(stream, type, maxFileSize, (recorded) => {
         set({ recording: false });
         recorder = null;
-        const mime = rec.mimeType || chunks[0]?.type || '';
-        const ext = extensionFor(mime);
-        if (!ext || chunks.length === 0) return info(t('recordingUnsupported'), 'error', 5000);
-        capture(new Blob(chunks, { type: mime.split(';')[0] }), recordingName(Date.now(), ext));
-      };
-      recorder = rec;
-      rec.start(500);
+        if (!recorded) return info(t('recordingUnsupported'), 'error', 5000);
+        capture(recorded.blob, recordingName(Date.now(), recorded.ext));
+      });
       set({ recording: true });
     },
 

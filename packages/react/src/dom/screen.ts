@@ -5,7 +5,8 @@
  * browser asks the person what to share each time; nothing is captured before they choose.
  */
 import type { InfoType } from '@ferry/core';
-import { extensionFor, recorderType, wouldExceed } from './camera.ts';
+import { recorderType } from './camera.ts';
+import { record } from './record.ts';
 
 export interface ScreenCaptureState {
   status: 'idle' | 'choosing' | 'recording' | 'unsupported';
@@ -106,32 +107,18 @@ export function createScreenCapture(options: ScreenCaptureOptions): ScreenCaptur
       const stream = await open({ video: true, audio: options.audio ?? true });
       if (!stream) return;
       const type = recorderType('video-only', (m) => MediaRecorder.isTypeSupported(m));
-      const rec = new MediaRecorder(stream, type ? { mimeType: type } : undefined);
-      const chunks: Blob[] = [];
-      let total = 0;
-      rec.ondataavailable = (e) => {
-        if (e.data.size === 0) return;
-        chunks.push(e.data);
-        total += e.data.size;
-        if (rec.state === 'recording' && wouldExceed(total, e.data.size, maxFileSize)) rec.stop();
-      };
-      rec.onstop = () => {
+      const rec = record(stream, type, maxFileSize, (recorded) => {
         recorder = null;
         stopTracks(stream);
         set('idle');
-        const mime = rec.mimeType || chunks[0]?.type || '';
-        const ext = extensionFor(mime);
-        if (!ext || chunks.length === 0) return info(t('recordingUnsupported'), 'error', 5000);
+        if (!recorded) return info(t('recordingUnsupported'), 'error', 5000);
         options.onCapture(
-          new File([new Blob(chunks, { type: mime.split(';')[0] })], screenRecordingName(Date.now(), ext), {
-            type: mime.split(';')[0],
-          }),
+          new File([recorded.blob], screenRecordingName(Date.now(), recorded.ext), { type: recorded.type }),
         );
-      };
+      });
       // The browser's own "Stop sharing" ends the video track: the recording ends with it.
       stream.getVideoTracks()[0]?.addEventListener('ended', () => rec.state !== 'inactive' && rec.stop());
       recorder = rec;
-      rec.start(500);
       set('recording');
     },
 
