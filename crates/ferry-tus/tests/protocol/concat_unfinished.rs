@@ -201,3 +201,45 @@ async fn options_advertises_concatenation_unfinished() {
         "{extensions}"
     );
 }
+
+/// The finals waiting for a part are found again after a restart, without any HEAD of them:
+/// the PATCH that finishes the part concatenates every final still waiting for it (one was
+/// terminated meanwhile, and is neither made nor in the way).
+#[tokio::test]
+async fn finals_waiting_for_a_part_are_found_after_a_restart_by_its_patch() {
+    let ep = Endpoint::start().await;
+    let (parts, urls) = two_partials(&ep).await;
+    let concat = format!("final;{} {}", urls[0], urls[1]);
+    let mut finals = Vec::new();
+    for _ in 0..3 {
+        let res = create_final(&ep, &concat).await;
+        assert_eq!(res.status, 201, "{}", res.text());
+        finals.push(res.header("location").expect("location").to_owned());
+    }
+    let res = ep.send("DELETE", &finals[1], &[V], Vec::new()).await;
+    assert_eq!(res.status, 204);
+
+    let ep = ep.restart(TusConfig::default()).await;
+    assert_eq!(ep.patch(&urls[1], 0, &parts[1]).await.status, 204);
+    // Read from disk: concatenated by that PATCH, not by a HEAD.
+    for final_url in [&finals[0], &finals[2]] {
+        assert_eq!(
+            ferry_testkit::sha256_hex(&ep.stored(final_url)),
+            ferry_testkit::sha256_hex(&parts.concat()),
+            "{final_url}"
+        );
+        assert_finished(&ep, final_url, &parts).await;
+    }
+    assert_eq!(
+        ep.send("HEAD", &finals[1], &[V], Vec::new()).await.status,
+        404
+    );
+    // A final made after the restart is found too.
+    let (more, more_urls) = two_partials(&ep).await;
+    let concat = format!("final;{} {}", more_urls[0], more_urls[1]);
+    let res = create_final(&ep, &concat).await;
+    assert_eq!(res.status, 201, "{}", res.text());
+    let final_url = res.header("location").expect("location").to_owned();
+    assert_eq!(ep.patch(&more_urls[1], 0, &more[1]).await.status, 204);
+    assert_eq!(ep.stored(&final_url), more.concat());
+}

@@ -1,23 +1,13 @@
-//! The fs store's optional capabilities: termination, deferred length, concatenation (finished
-//! and unfinished) and expiration. Staging for checksums is in [`super::stage`].
-//!
-//! Pending finals (concatenation-unfinished) are found by scanning the info files when a part
-//! finishes, not through an index: the info file is the only record, so a crash can never leave
-//! an index and the infos disagreeing, and the scan runs only when a partial upload completes.
+//! The fs store's optional capabilities: termination, deferred length and expiration.
+//! Concatenation is in [`super::concat`], staging for checksums in [`super::stage`].
 
 use async_trait::async_trait;
 use tokio::fs;
 
 use super::stage::remove_if_present;
-use std::path::{Path, PathBuf};
-
-use super::{FsStore, Paths, not_found, now_secs};
+use super::{FsStore, not_found, now_secs};
 use crate::id::UploadId;
-use crate::protocol::Metadata;
-use crate::store::{
-    Concat, Concatenate, ConcatenateUnfinished, DeferLength, Expire, Store, StoreError, Terminate,
-    UploadInfo,
-};
+use crate::store::{DeferLength, Expire, Store, StoreError, Terminate, UploadInfo};
 
 #[async_trait]
 impl Terminate for FsStore {
@@ -70,153 +60,12 @@ impl FsStore {
         }
         Ok(ids)
     }
-
-    /// Copies the parts, in order, into `id`'s data file and returns the length. Bytes go to a
-    /// temporary name (`{id}.concat.tmp`) and appear complete or not at all: a crash mid-copy
-    /// leaves no final upload that claims bytes it lacks, and the next start sweeps the
-    /// temporary file ([`FsStore::open`]). A copy that fails (a part deleted meanwhile, a full
-    /// disk) removes it at once. `std::io::copy` lets the kernel copy file to file.
-    async fn concat_into(&self, id: &UploadId, parts: &[UploadId]) -> Result<u64, StoreError> {
-        let tmp = concat_tmp(&self.dir, id);
-        let sources: Vec<_> = parts.iter().map(|p| self.data_path(p)).collect();
-        self.blocking(id, move |p| {
-            let copied = copy_parts(&p, &tmp, &sources);
-            if copied.is_err()
-                && let Err(e) = p.entries.change(|| remove_if_present(&tmp))
-            {
-                tracing::error!(path = %tmp.display(), error = %e, "concatenation leftover kept");
-            }
-            copied
-        })
-        .await
-    }
-}
-
-/// Where the bytes of a concatenation gather before they become the final's.
-pub(super) fn concat_tmp(dir: &Path, id: &UploadId) -> PathBuf {
-    dir.join(format!("{id}{CONCAT_TMP_SUFFIX}"))
-}
-
-/// The suffix of [`concat_tmp`] files, which the store sweeps at start.
-pub(super) const CONCAT_TMP_SUFFIX: &str = ".concat.tmp";
-
-/// The copy of [`FsStore::concat_into`], leaving `tmp` behind when it fails.
-fn copy_parts(p: &Paths, tmp: &Path, sources: &[PathBuf]) -> Result<u64, StoreError> {
-    let mut out = p.entries.change(|| std::fs::File::create(tmp))?;
-    let mut length = 0u64;
-    for source in sources {
-        let mut part = std::fs::File::open(source).map_err(not_found)?;
-        length += std::io::copy(&mut part, &mut out)?;
-    }
-    p.sync(&out)?;
-    p.entries.change(|| std::fs::rename(tmp, &p.data))?;
-    Ok(length)
 }
 
 /// A scan over every info file skips one it cannot read (and says so), so a single damaged
-/// upload never stops expiration or concatenation for all the others.
+/// upload never stops expiration for all the others.
 fn unreadable(id: &UploadId, e: &StoreError) {
     tracing::warn!(upload = %id, error = %e, "skipping an unreadable upload info");
-}
-
-fn final_of(parts: &[UploadId]) -> Option<Concat> {
-    Some(Concat::Final(parts.to_vec()))
-}
-
-#[async_trait]
-impl Concatenate for FsStore {
-    async fn concatenate(
-        &self,
-        parts: &[UploadId],
-        metadata: Metadata,
-        owner: Option<String>,
-    ) -> Result<UploadInfo, StoreError> {
-        let id = UploadId::generate();
-        let length = self.concat_into(&id, parts).await?;
-        let info = UploadInfo {
-            id: id.clone(),
-            offset: length,
-            length: Some(length),
-            metadata,
-            created_at: now_secs(),
-            updated_at: now_secs(),
-            concat: final_of(parts),
-            pending: false,
-            storage_key: None,
-            owner,
-        };
-        if let Err(e) = self.write_info(&id, &info).await {
-            // Without its info the bytes belong to no upload, and nothing would ever remove them.
-            let data = self.data_path(&id);
-            let removed = self.blocking(&id, move |p| {
-                Ok(p.entries.change(|| remove_if_present(&data))?)
-            });
-            if let Err(e) = removed.await {
-                tracing::error!(upload = %id, error = %e, "concatenated bytes without info kept");
-            }
-            return Err(e);
-        }
-        Ok(info)
-    }
-}
-
-#[async_trait]
-impl ConcatenateUnfinished for FsStore {
-    async fn create_pending(
-        &self,
-        parts: &[UploadId],
-        metadata: Metadata,
-        owner: Option<String>,
-    ) -> Result<UploadInfo, StoreError> {
-        let id = UploadId::generate();
-        let info = UploadInfo {
-            id: id.clone(),
-            offset: 0,
-            length: None,
-            metadata,
-            created_at: now_secs(),
-            updated_at: now_secs(),
-            concat: final_of(parts),
-            pending: true,
-            storage_key: None,
-            owner,
-        };
-        self.create_with(&id, &info).await?;
-        Ok(info)
-    }
-
-    async fn pending_with(&self, part: &UploadId) -> Result<Vec<UploadId>, StoreError> {
-        let mut found = Vec::new();
-        for id in self.upload_ids().await? {
-            match self.read_info(&id).await {
-                Ok(UploadInfo {
-                    pending: true,
-                    concat: Some(Concat::Final(parts)),
-                    ..
-                }) if parts.contains(part) => found.push(id),
-                // Vanished meanwhile, or not a pending final of this part.
-                Ok(_) | Err(StoreError::NotFound) => {}
-                Err(e) => unreadable(&id, &e),
-            }
-        }
-        Ok(found)
-    }
-
-    async fn finish_pending(&self, id: &UploadId) -> Result<UploadInfo, StoreError> {
-        let mut info = self.read_info(id).await?;
-        let parts = match (&info.concat, info.pending) {
-            (Some(Concat::Final(parts)), true) => parts.clone(),
-            _ => return self.info(id).await,
-        };
-        // Bytes first, then the info: a crash between the two leaves a pending final that is
-        // concatenated again.
-        let length = self.concat_into(id, &parts).await?;
-        info.length = Some(length);
-        info.pending = false;
-        info.updated_at = now_secs();
-        self.write_info(id, &info).await?;
-        self.info(id).await
-    }
 }
 
 #[async_trait]

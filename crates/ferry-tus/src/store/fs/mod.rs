@@ -10,7 +10,8 @@
 //!
 //! File system calls that belong together run as one blocking task (creating an upload is five
 //! calls, reading its info two), so a request waits for the blocking pool once, not per call.
-//! Appending lives in [`append`]; the optional capabilities in [`caps`] and [`stage`].
+//! Appending lives in [`append`]; the optional capabilities in [`caps`], [`concat`] (with the
+//! index of pending finals, [`pending_index`]) and [`stage`].
 //!
 //! Chosen ids and storage keys (a pre-create hook's `ChangeFileInfo`): a chosen id is created
 //! exclusively, so a taken one fails with [`StoreError::AlreadyExists`]. With a storage key the
@@ -21,7 +22,9 @@
 
 mod append;
 mod caps;
+mod concat;
 mod dir_sync;
+mod pending_index;
 mod stage;
 
 use std::fs::{self, File, OpenOptions};
@@ -59,21 +62,27 @@ pub struct FsStore {
     appends: Arc<append::Appends>,
     entries: Arc<DirEntries>,
     dir_sync: Arc<dir_sync::DirSync>,
+    pending: Arc<pending_index::PendingIndex>,
 }
 
 impl FsStore {
     /// Opens (creating if needed) the directory, and removes what concatenations cut short by a
-    /// crash left behind: no upload owns those bytes, so nothing else ever would.
+    /// crash left behind: no upload owns those bytes, so nothing else ever would. The index of
+    /// pending finals is built from the info files in the background.
     pub async fn open(dir: impl Into<PathBuf>) -> std::io::Result<Self> {
         let dir = dir.into();
         tokio::fs::create_dir_all(&dir).await?;
         sweep_concat_leftovers(&dir).await?;
+        let pending = Arc::new(pending_index::PendingIndex::default());
+        let (index, at) = (pending.clone(), dir.clone());
+        tokio::spawn(async move { index.build(&at).await });
         Ok(Self {
             dir,
             fsync: Fsync::default(),
             appends: Arc::default(),
             entries: Arc::default(),
             dir_sync: Arc::default(),
+            pending,
         })
     }
 
@@ -146,7 +155,7 @@ async fn sweep_concat_leftovers(dir: &Path) -> io::Result<()> {
         let name = entry.file_name();
         if name
             .to_str()
-            .is_some_and(|n| n.ends_with(caps::CONCAT_TMP_SUFFIX))
+            .is_some_and(|n| n.ends_with(concat::CONCAT_TMP_SUFFIX))
         {
             // One that cannot be removed is worth a warning, not a server that will not start.
             match tokio::fs::remove_file(entry.path()).await {
