@@ -5,8 +5,14 @@
  * rest are not kept and come back as ghosts. A failed copy (quota...) is a ghost too, never an
  * error the page sees. Small files go into IndexedDB, many per transaction: for a file of a few
  * KiB, creating, writing and closing an OPFS file costs the page more than uploading it.
+ *
+ * {@link ByteKeeper} keeps and reads the bytes; {@link CopyQueue} decides when: copies run in
+ * turn, and a file that completed before its turn (small files often do) is never copied. A
+ * completed file's bytes are freed at once.
  */
+import type { FerryFile } from '../types.ts';
 import { BLOBS, type RecoveryDb } from './db.ts';
+import type { RecordTable, SavedRecord } from './table.ts';
 
 /** The part of `FileSystemFileHandle` used here (permission calls are Chromium's, not in TS's DOM). */
 export interface FileHandleLike {
@@ -208,4 +214,121 @@ function asFile(blob: Blob | undefined, who: Identity): Loaded {
   const options: FilePropertyBag = { type: who.type };
   if (who.lastModified !== null) options.lastModified = who.lastModified;
   return { blob: new File([blob], who.name, options) };
+}
+
+/** Most small files, and bytes, copied in one IndexedDB transaction. */
+const COPY_BATCH_FILES = 100;
+const COPY_BATCH_BYTES = 16 * 1024 * 1024;
+
+/** A file whose bytes wait to be copied, with the record the copy is for. */
+interface CopyJob {
+  id: string;
+  data: Blob;
+  record: SavedRecord;
+}
+
+/** What the copy queue needs from recovery. */
+export interface CopyHost {
+  /** Whether the file `id` has completed (its bytes are not needed). */
+  isComplete(id: string): boolean;
+  /** The File System Access handle the page picked `data` through, if any. */
+  handleOf(data: Blob): FileHandleLike | undefined;
+  /** The record of `id` changed (how its bytes are kept): write it soon. */
+  changed(id: string): void;
+}
+
+/** Keeps the bytes of new (and revived) files, one copy after another. */
+export class CopyQueue {
+  readonly #keeper: ByteKeeper;
+  readonly #records: RecordTable;
+  readonly #host: CopyHost;
+  readonly #jobs: CopyJob[] = [];
+  #copies: Promise<void> = Promise.resolve();
+
+  constructor(keeper: ByteKeeper, records: RecordTable, host: CopyHost) {
+    this.#keeper = keeper;
+    this.#records = records;
+    this.#host = host;
+  }
+
+  /** Queues a copy of `file`'s bytes (none for a completed file or one without bytes). */
+  copy(file: FerryFile): void {
+    const data = file.data;
+    if (!data || file.state === 'complete') return;
+    const record = this.#records.of(file);
+    record.bytes = 'pending';
+    record.lastModified = (data as Partial<File>).lastModified ?? null;
+    record.handle = this.#host.handleOf(data);
+    this.#jobs.push({ id: file.id, data, record });
+    // A drain is already queued when the queue was not empty.
+    if (this.#jobs.length === 1) this.#copies = this.#copies.then(() => this.#copyQueued());
+  }
+
+  /** Resolves once every queued copy is done. */
+  drained(): Promise<void> {
+    return this.#copies;
+  }
+
+  /** Frees the kept bytes of a file that completed (a copy still running sees it itself). */
+  free(id: string): void {
+    const record = this.#records.get(id);
+    if (!record || record.bytes === 'pending') return;
+    void this.#keeper.drop(id, record.bytes);
+    record.bytes = 'none';
+    delete record.handle;
+  }
+
+  /**
+   * Copies run in turn: small files many per transaction, others one at a time. Small files
+   * have often finished uploading before their turn: a completed file needs no bytes kept, and
+   * skipping it spares a write and a delete.
+   */
+  async #copyQueued(): Promise<void> {
+    while (this.#jobs.length > 0) {
+      const batch = this.#nextCopies().filter((job) => this.#stillWanted(job));
+      const [first] = batch;
+      if (!first) continue;
+      const kinds =
+        batch.length === 1 && !this.#keeper.isSmall(first.data, first.record.handle)
+          ? [await this.#keeper.keep(first.id, first.data, first.record.handle)]
+          : await this.#keeper.keepSmall(batch.map((job) => [job.id, job.data]));
+      await Promise.all(batch.map((job, i) => this.#kept(job, kinds[i] ?? 'none')));
+    }
+  }
+
+  /** The next copies from the queue: consecutive small files together, or one other file. */
+  #nextCopies(): CopyJob[] {
+    let take = 0;
+    let bytes = 0;
+    for (const job of this.#jobs) {
+      const small = this.#keeper.isSmall(job.data, job.record.handle);
+      if (!small) {
+        if (take === 0) take = 1;
+        break;
+      }
+      if (take === COPY_BATCH_FILES || (take > 0 && bytes + job.data.size > COPY_BATCH_BYTES)) break;
+      bytes += job.data.size;
+      take += 1;
+    }
+    return this.#jobs.splice(0, take);
+  }
+
+  /** Whether a queued copy is still needed: the file is still there and not completed. */
+  #stillWanted(job: CopyJob): boolean {
+    if (this.#records.get(job.id) !== job.record) return false;
+    if (!this.#host.isComplete(job.id)) return true;
+    job.record.bytes = 'none';
+    this.#host.changed(job.id);
+    return false;
+  }
+
+  /** Records how a copy kept the bytes, or frees them when the file left or completed meanwhile. */
+  async #kept(job: CopyJob, kind: BytesKind): Promise<void> {
+    if (this.#records.get(job.id) !== job.record) return void this.#keeper.drop(job.id, kind);
+    if (this.#host.isComplete(job.id)) {
+      await this.#keeper.drop(job.id, kind);
+      job.record.bytes = 'none';
+    } else job.record.bytes = kind;
+    this.#host.changed(job.id);
+  }
 }

@@ -10,20 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { IDBFactory } from 'fake-indexeddb';
 import { afterAll, afterEach, beforeAll, expect, test, vi } from 'vitest';
 import { Ferry } from '../ferry.ts';
-import type { FerryFile } from '../types.ts';
-import type { UploadContext, Uploader, UploadResult } from '../uploader.ts';
+import { ManualUploader } from '../test/recovery-page.ts';
+import type { Uploader } from '../uploader.ts';
 import { TusUploader } from '../uploaders/tus.ts';
-
-/** An uploader the test finishes by hand. */
-class ManualUploader implements Uploader {
-  calls: { file: FerryFile; ctx: UploadContext; resolve: (r: UploadResult) => void }[] = [];
-  upload(file: FerryFile, ctx: UploadContext): Promise<UploadResult> {
-    return new Promise((resolve, reject) => {
-      this.calls.push({ file, ctx, resolve });
-      ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
-    });
-  }
-}
 
 /** A tus server's HEAD on loopback: each upload's offset and length; every request recorded. */
 const uploads = new Map<string, { offset: number; length: number }>();

@@ -1,0 +1,168 @@
+/** The journal (`journal.ts`, `table.ts`): when records are written, in which order they come back. */
+import { IDBFactory, IDBObjectStore } from 'fake-indexeddb';
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import { Ferry } from '../ferry.ts';
+import { initialState } from '../reducer.ts';
+import {
+  closeEngines,
+  engines,
+  file,
+  ManualUploader,
+  names,
+  offline,
+  page,
+  rewrite,
+  settle,
+} from '../test/recovery-page.ts';
+import type { FerryFile, FerryState } from '../types.ts';
+import { Recovery, type SavedRecord } from './recovery.ts';
+
+afterEach(closeEngines);
+
+describe('the journal', () => {
+  test('a file that starts and finishes within the throttle window is written complete, once', async () => {
+    const db = new IDBFactory();
+    // The states records had when written (a record object is updated in place afterwards).
+    const written: [IDBValidKey | undefined, string][] = [];
+    const original = IDBObjectStore.prototype.put;
+    const put = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (
+      this: IDBObjectStore,
+      value: unknown,
+      key?: IDBValidKey,
+    ) {
+      const state = (value as Partial<SavedRecord>).file?.state;
+      if (state) written.push([key, state]);
+      return original.call(this, value, key);
+    });
+    const states = (id: string) => written.filter(([key]) => key === id).map(([, state]) => state);
+    try {
+      const uploader = new ManualUploader();
+      const ferry = new Ferry({ uploader, online: offline, recovery: { indexedDB: db, opfs: false, throttle: 1000 } });
+      engines.push(ferry);
+      await settle(ferry);
+      const [quick, slow] = ferry.addFiles([{ data: file('q.bin', [1]) }, { data: file('s.bin', [2]) }]);
+      await settle(ferry);
+      void ferry.upload();
+      while (uploader.calls.length < 2) await new Promise((r) => setTimeout(r, 0));
+      // Longer than recovery takes to look at a change, well within the throttle.
+      await new Promise((r) => setTimeout(r, 150));
+      uploader.calls.find((c) => c.file.id === quick)?.resolve({});
+      await settle(ferry);
+      // Written waiting (added, then its bytes copied) and complete: the start in between never
+      // on its own.
+      expect(states(quick as string)).not.toContain('uploading');
+      expect(states(quick as string).at(-1)).toBe('complete');
+      await new Promise((r) => setTimeout(r, 1100));
+      await settle(ferry);
+      // The one still uploading is written with the throttle.
+      expect(states(slow as string).at(-1)).toBe('uploading');
+    } finally {
+      put.mockRestore();
+    }
+  });
+
+  test('restored files come back in the order they were added, across batches, removals and reloads', async () => {
+    const db = new IDBFactory();
+    const first = await page(db, { fresh: true });
+    const remote = { isRemote: true, name: 'r.bin', size: 3, remote: { url: 'http://o/r', body: {} } };
+    const added: string[] = [];
+    // Several batches, a remote file (no bytes to copy) just before one of them, 46 files in all:
+    // in key order, base-36 ids sort apart from the add order (…-10 before …-9, …-1a before …-z).
+    for (let b = 0; b < 3; b += 1) {
+      if (b === 1) added.push(first.ferry.addFile(remote) as string);
+      added.push(...first.ferry.addFiles(names(15).map((n, i) => ({ data: file(`${b}-${n}`, [b, i]) }))));
+      await settle(first.ferry);
+    }
+    const removed = [added[3], added[20], added[44]] as string[];
+    first.ferry.removeFiles(removed);
+    await settle(first.ferry);
+    first.ferry.destroy();
+
+    const kept = added.filter((id) => !removed.includes(id));
+    const second = await page(db, { fresh: true });
+    expect(second.ferry.getFiles().map((f) => f.id)).toEqual(kept);
+    // After the restore: more files, one restored file removed, and another reload.
+    const more = second.ferry.addFiles(names(12).map((n, i) => ({ data: file(`later-${n}`, [i]) })));
+    second.ferry.removeFile(kept[0] as string);
+    await settle(second.ferry);
+    second.ferry.destroy();
+
+    const third = await page(db, { fresh: true });
+    expect(third.ferry.getFiles().map((f) => f.id)).toEqual([...kept.slice(1), ...more]);
+  });
+
+  test('records saved before the add order was kept still restore, oldest first', async () => {
+    const db = new IDBFactory();
+    const first = await page(db, { fresh: true });
+    const old = first.ferry.addFiles(names(40).map((n, i) => ({ data: file(n, [i]) })));
+    await settle(first.ferry);
+    first.ferry.destroy();
+    await rewrite(db, 'files', (record) => {
+      const { order: _order, ...older } = record as { order?: number };
+      return older;
+    });
+
+    const second = await page(db, { fresh: true });
+    expect(second.ferry.getFiles().map((f) => f.id)).toEqual(old);
+    expect(second.ferry.getFiles().every((f) => !f.ghost && f.data !== null)).toBe(true);
+    // One of them is written again (its meta changed): it keeps its place among the others.
+    second.ferry.setFileMeta(old[25] as string, { caption: 'changed after the update' });
+    const more = second.ferry.addFiles(names(5).map((n, i) => ({ data: file(`new-${n}`, [i]) })));
+    await settle(second.ferry);
+    second.ferry.destroy();
+
+    const third = await page(db, { fresh: true });
+    expect(third.ferry.getFiles().map((f) => f.id)).toEqual([...old, ...more]);
+  });
+
+  test('state changes are diffed after the task that made them, a burst of them once', async () => {
+    const listeners: ((state: FerryState) => void)[] = [];
+    let walks = 0;
+    // A state whose list of files counts how often the diff walks it.
+    const stateWith = (ids: string[]): FerryState => {
+      const files = Object.fromEntries(ids.map((id) => [id, { id, state: 'waiting', data: null } as FerryFile]));
+      return {
+        ...initialState,
+        files,
+        get fileIds() {
+          walks += 1;
+          return ids;
+        },
+      };
+    };
+    let current = stateWith([]);
+    const recovery = new Recovery(
+      {
+        scope: 'burst',
+        getState: () => current,
+        subscribe: (listener) => {
+          listeners.push(listener);
+          return () => undefined;
+        },
+        restore: () => undefined,
+        run: () => undefined,
+        revive: () => undefined,
+        add: () => undefined,
+        removeFiles: () => undefined,
+        info: () => undefined,
+        i18n: (key) => key,
+      },
+      { indexedDB: new IDBFactory(), opfs: false },
+    );
+    await recovery.start();
+    walks = 0;
+    for (const ids of [['a'], ['a', 'b'], ['a', 'b', 'c']]) {
+      current = stateWith(ids);
+      for (const l of listeners) l(current);
+    }
+    // Nothing walked inside the dispatches (a pick of 10,000 files waits on that task)...
+    expect(walks).toBe(0);
+    // No sizes pending: the burst is compared within recovery's 50 ms window.
+    await new Promise((r) => setTimeout(r, 80));
+    // ...then one diff of the last state, which reads the list twice: to walk it, and to see
+    // whether every file has finished. Three diffs would read it six times.
+    expect(walks).toBe(2);
+    await recovery.flush();
+    recovery.stop();
+  });
+});

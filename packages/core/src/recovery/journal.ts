@@ -1,0 +1,318 @@
+/**
+ * Recovery's journal: it follows the engine's store and writes each file's record (meta,
+ * progress, upload URL, S3 multipart and companion tokens) to IndexedDB, soon after a state or
+ * bookkeeping change and at most once a throttle window for progress. A completed file's record
+ * stays (so it comes back completed, not sent again) until it leaves the engine or every file
+ * has completed, when the upload is over and every record is deleted.
+ *
+ * The records tell the truth after the page goes away at any moment: on `pagehide` (and when the
+ * page is hidden) what changed is written at once, in one transaction begun in that task, so a
+ * completion the page has seen is never lost to a pending timer; and queued writes read their
+ * records from the store when their transaction starts, so a later one never writes an older one.
+ *
+ * Files added in a large batch have their size pending for a while (`sizing.ts`); one saved then
+ * has no size and no modification time in its record (reading either costs a disk lookup in
+ * Chromium). It is saved all the same rather than held back until sized: after a reload the list
+ * still shows every file that was added, with the meta typed for it, and a ghost says which ones
+ * to add again; a file left out would be missed silently. Its bytes are copied once it is sized.
+ */
+import { defaultYield } from '../slicer.ts';
+import type { FerryFile, FerryState } from '../types.ts';
+import type { BytesKind } from './bytes.ts';
+import { FILES, type RecoveryDb } from './db.ts';
+import { type RecordTable, type SavedRecord, saved } from './table.ts';
+
+/** What the journal needs from recovery. */
+export interface JournalHost {
+  getState(): FerryState;
+  subscribe(listener: (state: FerryState) => void): () => void;
+  /** Keeps the bytes of a new file, a newly sized one, or one with new data. */
+  copy(file: FerryFile): void;
+  /** A file completed: its kept bytes are not needed. */
+  free(id: string): void;
+  /** Frees the kept bytes of a file whose record is gone. */
+  drop(id: string, kind: BytesKind): void;
+  /** These files left the engine (the ghosts among them are ghosts no more). */
+  left(ids: ReadonlySet<string>): void;
+}
+
+/** Records written per IndexedDB transaction. */
+const WRITE_BATCH = 500;
+/**
+ * Longest wait, in ms, before a change of the store is compared with what was last written. The
+ * comparison walks every file, so changes that come together (hundreds of small uploads
+ * finishing one after another) are compared once per window rather than once each.
+ */
+const OBSERVE_DELAY = 50;
+/**
+ * Changes written soon. Progress waits for the throttle, and so does a start (waiting to
+ * uploading): a small file that finishes within the window is written once, complete, rather
+ * than twice. A reload within that window brings such a file back waiting, not resuming.
+ */
+const soon = (a: FerryFile, b: FerryFile) =>
+  (a.state !== b.state && !(a.state === 'waiting' && b.state === 'uploading')) ||
+  a.tus !== b.tus ||
+  a.s3Multipart !== b.s3Multipart ||
+  a.serverToken !== b.serverToken ||
+  a.ghost !== b.ghost ||
+  a.meta !== b.meta ||
+  a.name !== b.name;
+
+export class Journal {
+  readonly #db: RecoveryDb;
+  readonly #records: RecordTable;
+  readonly #host: JournalHost;
+  readonly #throttle: number;
+  /** Files as last written (or being written), by id. */
+  #seen: Readonly<Record<string, FerryFile>> = {};
+  readonly #dirty = new Set<string>();
+  readonly #deleted = new Set<string>();
+  /** Files of a finished upload (every file complete): nothing left to recover, records deleted. */
+  readonly #finished = new Set<string>();
+  /**
+   * What the next transactions write: ids whose records are due (read from the store when their
+   * transaction starts), ids to delete, and records to write as they are.
+   */
+  readonly #duePuts = new Set<string>();
+  readonly #dueDeletes = new Set<string>();
+  #dueRecords: [string, SavedRecord][] = [];
+  #writing: Promise<void> = Promise.resolve();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #observeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** A comparison waits for the main thread's next turn ({@link changed}). */
+  #observing = false;
+  #unsubscribe: (() => void) | undefined;
+  #unlisten: (() => void) | undefined;
+
+  constructor(db: RecoveryDb, records: RecordTable, host: JournalHost, throttle: number) {
+    this.#db = db;
+    this.#records = records;
+    this.#host = host;
+    this.#throttle = throttle;
+  }
+
+  /**
+   * Starts following the store, whose `restored` files are as their records say (files already
+   * there are new: their records are made and their bytes kept).
+   */
+  follow(restored: readonly FerryFile[]): void {
+    this.#seen = Object.fromEntries(restored.map((f) => [f.id, f]));
+    this.#unsubscribe = this.#host.subscribe(() => this.#changed());
+    this.#unlisten = onPageHidden(() => this.#writeNow());
+    this.#observe(this.#host.getState());
+  }
+
+  /** The record of `id` changed outside the store (how its bytes are kept...): written soon. */
+  changed(id: string): void {
+    this.#dirty.add(id);
+    this.#schedule(0);
+  }
+
+  /** Queues records to write as they are (not from the store), before the next writes. */
+  put(records: readonly [string, SavedRecord][]): void {
+    this.#dueRecords.push(...records);
+    this.#drainLater();
+  }
+
+  /** Compares now what a change left waiting (also before a flush and when stopping). */
+  observeNow(): void {
+    if (this.#observeTimer === undefined && !this.#observing) return;
+    clearTimeout(this.#observeTimer);
+    this.#observeTimer = undefined;
+    this.#observing = false;
+    this.#observe(this.#host.getState());
+  }
+
+  /** Writes what is waiting for the throttle now, and resolves once every write is done. */
+  async flush(): Promise<void> {
+    this.observeNow();
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#write();
+    }
+    await this.#writing;
+  }
+
+  stop(): void {
+    this.#unsubscribe?.();
+    this.#unlisten?.();
+    this.observeNow();
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#write();
+  }
+
+  /** Diffs the store against what was last seen and schedules the writes. */
+  #observe(state: FerryState): void {
+    if (state.files === this.#seen) return;
+    let urgent = false;
+    for (const id of state.fileIds) {
+      const file = state.files[id];
+      const before = this.#seen[id];
+      if (!file || file === before || this.#finished.has(id)) continue;
+      this.#dirty.add(id);
+      // The record is made here, in the store's order, so its add order is the file's.
+      if (!before) this.#records.of(file);
+      if (!before || soon(before, file)) urgent = true;
+      // A file whose size is pending waits: copying reads its size and modification time, which
+      // Chromium looks up on disk synchronously (see sizing.ts); it is copied once sized.
+      if (!file.sizePending && (!before || before.sizePending || (before.data !== file.data && file.data)))
+        this.#host.copy(file);
+      if (file.state === 'complete' && before?.state !== 'complete') this.#host.free(id);
+    }
+    const gone = new Set<string>();
+    for (const id in this.#seen) {
+      if (state.files[id]) continue;
+      this.#finished.delete(id);
+      this.#dirty.delete(id);
+      this.#duePuts.delete(id);
+      this.#deleted.add(id);
+      urgent = true;
+      const record = this.#records.delete(id);
+      if (record) this.#host.drop(id, record.bytes);
+      gone.add(id);
+    }
+    if (gone.size > 0) this.#host.left(gone);
+    this.#seen = state.files;
+    if (this.#records.size > 0 && state.fileIds.every((id) => state.files[id]?.state === 'complete')) {
+      this.#forgetFinished(state.fileIds);
+      urgent = true;
+    }
+    this.#schedule(urgent ? 0 : this.#throttle);
+  }
+
+  /** Every file has completed: the upload is over, so its records and bytes go. */
+  #forgetFinished(ids: readonly string[]): void {
+    for (const id of ids) {
+      this.#finished.add(id);
+      this.#dirty.delete(id);
+      this.#duePuts.delete(id);
+      this.#deleted.add(id);
+      const record = this.#records.delete(id);
+      if (record && record.bytes !== 'pending') this.#host.drop(id, record.bytes);
+    }
+  }
+
+  /**
+   * The store changed: compare it with what was written soon, not inside the dispatch that
+   * changed it (the comparison walks every file, and the dispatch that adds 10,000 picked files
+   * runs in the task the page waits on to show them). Changes made meanwhile are compared
+   * together: within {@link OBSERVE_DELAY} (hundreds of small uploads finishing one after
+   * another), or, while sizes are being read, on the main thread's next turn (the slicer's):
+   * the size reader's slices hold timers back, and one comparison after all of them would copy
+   * 10,000 files in one long task.
+   */
+  #changed(): void {
+    if (this.#observeTimer !== undefined || this.#observing) return;
+    if (this.#host.getState().sizesPending === 0) {
+      this.#observeTimer = setTimeout(() => this.observeNow(), OBSERVE_DELAY);
+      return;
+    }
+    this.#observing = true;
+    void defaultYield().then(() => this.observeNow());
+  }
+
+  #schedule(delay: number): void {
+    if (this.#dirty.size === 0 && this.#deleted.size === 0) return;
+    if (this.#timer !== undefined) {
+      if (delay > 0) return;
+      clearTimeout(this.#timer);
+    }
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#write();
+    }, delay);
+  }
+
+  /** Writes the dirty records and deletes the removed ones, in transactions after the last one. */
+  #write(): void {
+    this.#due();
+    this.#drainLater();
+  }
+
+  /** Moves what changed into what the next transactions write. */
+  #due(): void {
+    for (const id of this.#dirty) this.#duePuts.add(id);
+    for (const id of this.#deleted) {
+      this.#duePuts.delete(id);
+      this.#dueDeletes.add(id);
+    }
+    this.#dirty.clear();
+    this.#deleted.clear();
+  }
+
+  #drainLater(): void {
+    this.#writing = this.#writing.then(() => this.#drain());
+  }
+
+  /**
+   * Writes what is due in transactions of {@link WRITE_BATCH} records, one after the other:
+   * cloning 10,000 records in one go would hold the main thread for one long task.
+   */
+  async #drain(): Promise<void> {
+    for (let batch = this.#take(WRITE_BATCH); batch; batch = this.#take(WRITE_BATCH)) {
+      await this.#db.write(FILES, batch.puts, batch.deletes).catch(() => {
+        // Quota or a closed database: recovery is best effort, the page goes on.
+      });
+    }
+  }
+
+  /**
+   * The page is going away (closed, or hidden and maybe never shown again): what changed is
+   * written now, in one transaction begun in this task, so a completion the page has seen
+   * reaches the records even when no timer or promise runs again.
+   */
+  #writeNow(): void {
+    this.observeNow();
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#due();
+    const batch = this.#take(Number.POSITIVE_INFINITY);
+    if (!batch || this.#db.writeNow(FILES, batch.puts, batch.deletes)) return;
+    // Not open yet: nothing was written before either; the queued writes do it when it opens.
+    this.#dueRecords.push(...batch.records);
+    for (const [id] of batch.puts) this.#duePuts.add(id);
+    for (const id of batch.deletes) this.#dueDeletes.add(id);
+    this.#drainLater();
+  }
+
+  /** Up to `limit` due records, read from the store now, with every due delete; none when nothing is due. */
+  #take(limit: number) {
+    const state = this.#host.getState();
+    const records = this.#dueRecords;
+    this.#dueRecords = [];
+    const puts: [string, unknown][] = [...records];
+    for (const id of this.#duePuts) {
+      if (puts.length >= limit) break;
+      this.#duePuts.delete(id);
+      const file = state.files[id];
+      if (!file || this.#finished.has(id)) continue;
+      const record = this.#records.of(file);
+      // A ghost keeps the state it had before the reload (it is only shown paused).
+      record.file = file.ghost ? { ...saved(file), state: record.file.state } : saved(file);
+      puts.push([id, record]);
+    }
+    const deletes = [...this.#dueDeletes];
+    this.#dueDeletes.clear();
+    if (puts.length === 0 && deletes.length === 0) return undefined;
+    return { puts, deletes, records };
+  }
+}
+
+/**
+ * Calls `hidden` when the page may be going away: `pagehide` (closed, reloaded, navigated away)
+ * and `visibilitychange` to hidden (a mobile browser may discard a hidden page without another
+ * event). Nothing outside a browser.
+ */
+function onPageHidden(hidden: () => void): () => void {
+  const page = globalThis as Partial<Pick<Window, 'addEventListener' | 'removeEventListener' | 'document'>>;
+  const onVisibility = () => {
+    if (page.document?.visibilityState === 'hidden') hidden();
+  };
+  page.addEventListener?.('pagehide', hidden);
+  page.document?.addEventListener('visibilitychange', onVisibility);
+  return () => {
+    page.removeEventListener?.('pagehide', hidden);
+    page.document?.removeEventListener('visibilitychange', onVisibility);
+  };
+}
