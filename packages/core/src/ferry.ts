@@ -3,9 +3,9 @@
  * admission (restrictions), the informer, connectivity and the processors. Behaviour lives in
  * those modules; this file wires them and emits the events.
  */
-import { admit } from './admission.ts';
+import { Intake, type IntakeHost } from './admission.ts';
 import { importLink, type LinkImportResult } from './companion/link.ts';
-import { Providers, type ProvidersOptions } from './companion/providers.ts';
+import { Providers } from './companion/providers.ts';
 import { Connectivity } from './connectivity.ts';
 import { Emitter } from './emitter.ts';
 import type { FerryEvents } from './events.ts';
@@ -19,16 +19,18 @@ import {
   resolveLocale,
   translate,
 } from './locale.ts';
-import { browserOnlineSource, type OnlineSource } from './online.ts';
+import { browserOnlineSource } from './online.ts';
+import type { FerryOptions } from './options.ts';
 import { type Phase, type Processor, Processors } from './processors.ts';
 import { DEFAULT_PROGRESS_THROTTLE } from './progress-batcher.ts';
-import { ReadAhead, type ReadAheadOptions } from './read-ahead.ts';
-import { Recovery, type RecoveryHost, type RecoveryOptions } from './recovery/recovery.ts';
+import { ReadAhead } from './read-ahead.ts';
+import { recoveryHost } from './recovery/host.ts';
+import { Recovery } from './recovery/recovery.ts';
 import { type Action, type FilePatch, initialState, reduce } from './reducer.ts';
 import { Refusals } from './refusals.ts';
 import { checkMinFiles, noRestrictions } from './restrictions.ts';
 import { type EngineHost, Runner } from './runner.ts';
-import { DEFAULT_EAGER_UP_TO, SizeReader, type SizingHost, type SizingOptions } from './sizing.ts';
+import { DEFAULT_EAGER_UP_TO, SizeReader, type SizingHost } from './sizing.ts';
 import { DEFAULT_STALL_TIMEOUT } from './stall.ts';
 import { Store } from './store.ts';
 import type {
@@ -40,64 +42,11 @@ import type {
   UploadError,
   UploadSummary,
 } from './types.ts';
-import { type RequestHeaders, resolveHeaders, type Uploader } from './uploader.ts';
+import { resolveHeaders, type Uploader } from './uploader.ts';
 
 export type { FerryEvents } from './events.ts';
+export type { FerryOptions } from './options.ts';
 export type { Processor } from './processors.ts';
-
-export interface FerryOptions {
-  /** Names this engine; recovery keeps each id's files apart (default 'ferry'). */
-  id?: string;
-  /** Uploader for local files (e.g. `new TusUploader({ endpoint: '/files/' })`). */
-  uploader?: Uploader;
-  /** The companion (`ferry` or a stock Companion) that imports links and moves remote files. */
-  companionUrl?: string;
-  /**
-   * Headers sent with every request the engine's uploads and companion calls make (tus, XHR, S3
-   * signing, link import, providers; the progress socket gets the bearer token as
-   * `access_token`). A function is called before each request, so a token can be refreshed.
-   */
-  headers?: RequestHeaders;
-  /** Cloud providers: token persistence and test plumbing (see `companion/providers.ts`). */
-  providerOptions?: ProvidersOptions;
-  /** Uploader for files with `isRemote` (companion transfers); defaults to `uploader`. */
-  remoteUploader?: Uploader;
-  restrictions?: Partial<Restrictions>;
-  /** Upload as soon as files are added. */
-  autoProceed?: boolean;
-  /** Concurrent uploads across files; 0 = unlimited (the default). */
-  limit?: number;
-  /** A language pack (`@ferry/core/locales/de`), a pack with overrides, or overrides over English. */
-  locale?: LocaleOption;
-  meta?: Record<string, string>;
-  /** Return false to refuse a file, or a descriptor to replace it. */
-  onBeforeFileAdded?: (file: FerryFile) => boolean | FileDescriptor;
-  /** No progress for this long aborts an upload (ms; default 30 000; 0 disables). */
-  stallTimeout?: number;
-  /** Minimum time between progress state changes (ms; default 500). */
-  progressThrottle?: number;
-  /** Connectivity source; the browser's by default. */
-  online?: OnlineSource;
-  /** Online poll interval (ms; default 3000). */
-  onlineCheckInterval?: number;
-  /**
-   * Keep files and upload state in IndexedDB so a reload or a crash loses nothing (off by
-   * default); see `recovery/recovery.ts`.
-   */
-  recovery?: boolean | RecoveryOptions;
-  /**
-   * Large batches of local files are added with their sizes pending and read in time slices
-   * afterwards (see `sizing.ts`): how large, and the slice length (tuning; tests give a clock).
-   */
-  sizing?: SizingOptions;
-  /**
-   * Small files' bytes are read into memory while the engine is idle (no sizes being read, no
-   * upload running), so their upload sends bytes, which costs the browser less than sending a File
-   * (see `read-ahead.ts`): how large a file, and how many bytes at once. On by default (files up
-   * to 64 KiB, 16 MiB held); false turns it off.
-   */
-  readAhead?: ReadAheadOptions | false;
-}
 
 export class Ferry {
   readonly id: string;
@@ -116,8 +65,8 @@ export class Ferry {
   readonly #connectivity: Connectivity;
   readonly #processors = new Processors();
   readonly #sizes: SizeReader;
-  readonly #eagerUpTo: number;
   readonly #readAhead: ReadAhead;
+  readonly #intake: Intake;
   /** Present when `recovery` is on and the page has IndexedDB. */
   readonly recovery: Recovery | undefined;
   #autoQueued = false;
@@ -150,8 +99,8 @@ export class Ferry {
       stallTimeout: options.stallTimeout ?? DEFAULT_STALL_TIMEOUT,
       progressThrottle: options.progressThrottle ?? DEFAULT_PROGRESS_THROTTLE,
     });
-    this.#eagerUpTo = options.sizing?.eagerUpTo ?? DEFAULT_EAGER_UP_TO;
     this.#sizes = new SizeReader(this.#sizingHost(), options.sizing);
+    this.#intake = new Intake(this.#intakeHost(options.sizing?.eagerUpTo ?? DEFAULT_EAGER_UP_TO));
     this.#readAhead = new ReadAhead(
       { getFile: (id) => this.getFile(id), idle: () => this.getState().sizesPending === 0 && !this.#runner.busy },
       options.readAhead === false ? { maxFileSize: 0 } : options.readAhead,
@@ -185,7 +134,15 @@ export class Ferry {
     }
     const recovery = options.recovery === true ? {} : options.recovery || undefined;
     if (recovery && (recovery.indexedDB ?? globalThis.indexedDB) !== undefined) {
-      this.recovery = new Recovery(this.#recoveryHost(), recovery);
+      const host = recoveryHost(this, {
+        index: this.#index,
+        dispatch: (action) => this.#dispatch(action),
+        run: (ids) => void this.#runner.batch(ids),
+        uploaderFor: (file) => this.#uploaderFor(file),
+        add: (descriptors) => void this.#intake.admit(descriptors, this.#intake.defersSizes(descriptors)),
+        slicing: options.sizing,
+      });
+      this.recovery = new Recovery(host, recovery);
       void this.recovery.start();
     }
   }
@@ -247,41 +204,7 @@ export class Ferry {
    * and a file that turns out to be another one is added then.
    */
   addFiles(descriptors: Iterable<FileDescriptor>): string[] {
-    // This runs in the task that delivers a pick of 10,000 files: one pass per step, no copies.
-    const all = Array.isArray(descriptors) ? descriptors : [...descriptors];
-    // Decided on the whole batch: recovery must not read sizes either when they are deferred.
-    const deferSizes = this.#defersSizes(all);
-    // Recovery takes the files that may bring a ghost's bytes back (and notes picked handles).
-    return this.#admitFiles(this.recovery ? this.recovery.claim(all, deferSizes) : all, deferSizes);
-  }
-
-  /** Whether a batch comes in with sizes pending (see `sizing.ts`). */
-  #defersSizes(descriptors: readonly FileDescriptor[]): boolean {
-    return this.#sizes.busy || moreWithBytes(descriptors, this.#eagerUpTo);
-  }
-
-  /** Admits new files (past recovery) in one state change; their ids. */
-  #admitFiles(fresh: readonly FileDescriptor[], deferSizes: boolean): string[] {
-    const { accepted, rejected, sources } = admit(fresh, {
-      restrictions: this.#restrictions,
-      index: this.#index,
-      meta: this.getState().meta,
-      onBeforeFileAdded: this.#options.onBeforeFileAdded,
-      i18n: this.i18n,
-      deferSizes,
-    });
-    for (const r of rejected) this.#events.emit('restriction-failed', r.descriptor, r.rejection);
-    this.#refusals.tell(rejected.filter((r) => r.shown).map((r) => r.rejection));
-    if (accepted.length > 0) {
-      this.#dispatch({ type: 'add', files: accepted });
-      for (const file of accepted) this.#events.emit('file-added', file);
-      this.#events.emit('files-added', accepted);
-      if (deferSizes) this.#sizes.read(accepted, sources);
-      if (this.#options.autoProceed) this.#scheduleAutoUpload();
-    }
-    const ids = accepted.map((f) => f.id);
-    this.#readAhead.want(ids);
-    return ids;
+    return this.#intake.add(descriptors);
   }
 
   /** The headers of `FerryOptions.headers` as they are now (the function, if one, is called). */
@@ -338,7 +261,7 @@ export class Ferry {
     const ids = this.getFiles()
       .filter((f) => f.state === 'waiting' && !f.ghost && !this.#runner.isPending(f.id))
       .map((f) => f.id);
-    return this.#runBatch(ids);
+    return this.#runner.batch(ids);
   }
 
   /** Pauses a running or waiting file, or resumes a paused one; returns the new paused flag. */
@@ -370,7 +293,7 @@ export class Ferry {
     if (file?.state !== 'error') return { successful: [], failed: [] };
     this.#dispatch({ type: 'retry', ids: [id] });
     this.#events.emit('upload-retry', this.getFile(id) ?? file);
-    return this.#runBatch([id]);
+    return this.#runner.batch([id]);
   }
 
   /** Retries every failed file. */
@@ -380,7 +303,7 @@ export class Ferry {
     if (failed.length === 0) return { successful: [], failed: [] };
     const ids = failed.map((f) => f.id);
     this.#dispatch({ type: 'retry', ids });
-    return this.#runBatch(ids);
+    return this.#runner.batch(ids);
   }
 
   /** Stops every upload (terminating them on the server) and removes every file. */
@@ -472,7 +395,10 @@ export class Ferry {
       failed: (file: FerryFile, error: UploadError) => this.#failed(file, error),
       isOnline: () => this.#connectivity.isOnline(),
       uploaderFor: (file: FerryFile) => this.#uploaderFor(file),
+      preprocess: (ids: string[]) => this.#process('preprocess', ids),
       postprocess: (ids: string[]) => this.#process('postprocess', ids),
+      bundler: () => (this.#bundling() ? this.#options.uploader : undefined),
+      ranBatch: () => this.#readAhead.resume(),
       hasPostprocessors: () => this.#processors.has('postprocess'),
       companionUrl: this.companionUrl,
       providerClient: (id: string, companionUrl?: string) => {
@@ -481,6 +407,35 @@ export class Ferry {
       },
       requestHeaders: () => this.requestHeaders(),
       bytesOf: (file: FerryFile) => this.#readAhead.bytesOf(file),
+    };
+  }
+
+  /** What the intake of new files needs from the engine. */
+  #intakeHost(eagerUpTo: number): IntakeHost {
+    const options = this.#options;
+    return {
+      restrictions: this.#restrictions,
+      index: this.#index,
+      meta: () => this.getState().meta,
+      get onBeforeFileAdded() {
+        return options.onBeforeFileAdded;
+      },
+      i18n: this.i18n,
+      sizing: () => this.#sizes.busy,
+      eagerUpTo,
+      claim: (descriptors, deferSizes) => (this.recovery ? this.recovery.claim(descriptors, deferSizes) : descriptors),
+      refused: (rejected) => {
+        for (const r of rejected) this.#events.emit('restriction-failed', r.descriptor, r.rejection);
+        this.#refusals.tell(rejected.filter((r) => r.shown).map((r) => r.rejection));
+      },
+      added: (files, sources, deferSizes) => {
+        this.#dispatch({ type: 'add', files });
+        for (const file of files) this.#events.emit('file-added', file);
+        this.#events.emit('files-added', files);
+        if (deferSizes) this.#sizes.read(files, sources);
+        if (this.#options.autoProceed) this.#scheduleAutoUpload();
+      },
+      admitted: (ids) => this.#readAhead.want(ids),
     };
   }
 
@@ -503,71 +458,6 @@ export class Ferry {
         this.#readAhead.resume();
       },
     };
-  }
-
-  /** What recovery needs from the engine. */
-  #recoveryHost(): RecoveryHost {
-    return {
-      scope: this.id,
-      getState: this.getState,
-      subscribe: (listener) => this.subscribe((state) => listener(state)),
-      restore: (files) => {
-        for (const f of files) this.#index.add(f, fileKey(f));
-        // Ahead of files added while the records were read: the list is in add order.
-        this.#dispatch({ type: 'add', files, first: true });
-      },
-      run: (ids) => void this.#runBatch(ids),
-      revive: (revivals) => {
-        for (const r of revivals) {
-          const ghost = this.getFile(r.id);
-          if (ghost) this.#index.remove(ghost);
-        }
-        this.#dispatch({ type: 'revive', files: revivals });
-        const resume: string[] = [];
-        for (const r of revivals) {
-          const revived = this.getFile(r.id);
-          if (!revived) continue;
-          this.#index.add(revived, fileKey(revived));
-          if (r.run && revived.state === 'paused') resume.push(r.id);
-        }
-        if (resume.length === 0) return;
-        this.#dispatch({ type: 'resume', ids: resume });
-        void this.#runBatch(resume);
-      },
-      uploaded: async (file, signal) =>
-        this.#uploaderFor(file)?.uploaded?.(file, {
-          companionUrl: this.companionUrl,
-          headers: () => this.requestHeaders(),
-          signal,
-        }),
-      add: (descriptors) => void this.#admitFiles(descriptors, this.#defersSizes(descriptors)),
-      slicing: this.#options.sizing,
-      removeFiles: (ids) => this.removeFiles(ids),
-      info: (message, type, duration) => this.info(message, type, duration),
-      i18n: this.i18n,
-    };
-  }
-
-  async #runBatch(ids: string[]): Promise<UploadSummary> {
-    this.#events.emit('upload', ids);
-    if (ids.length > 0) {
-      await this.#process('preprocess', ids);
-      const ready = ids.filter((id) => this.getFile(id)?.state === 'waiting');
-      const uploader = this.#options.uploader;
-      if (uploader && this.#bundling()) {
-        await this.#runner.runBundle(ready, uploader);
-      } else {
-        await this.#runner.run(ready);
-      }
-      this.#readAhead.resume();
-    }
-    const files = ids.map((id) => this.getFile(id)).filter((f): f is FerryFile => f !== undefined);
-    const result = {
-      successful: files.filter((f) => f.state === 'complete'),
-      failed: files.filter((f) => f.state === 'error'),
-    };
-    this.#events.emit('complete', result);
-    return result;
   }
 
   #process(phase: Phase, ids: string[]): Promise<void> {
@@ -605,17 +495,4 @@ export class Ferry {
       void this.upload();
     });
   }
-}
-
-/**
- * Whether more than `limit` descriptors carry bytes (the ones whose size a browser may look up
- * on disk); stops counting there.
- */
-function moreWithBytes(descriptors: readonly FileDescriptor[], limit: number): boolean {
-  let n = 0;
-  for (const d of descriptors) {
-    if (d.data) n += 1;
-    if (n > limit) return true;
-  }
-  return false;
 }

@@ -12,7 +12,7 @@ import { Limiter } from './limiter.ts';
 import { ProgressBatcher } from './progress-batcher.ts';
 import type { Action, FilePatch, ProgressUpdate } from './reducer.ts';
 import { StallTimer } from './stall.ts';
-import type { FerryFile, UploadError, UploadResponse } from './types.ts';
+import type { FerryFile, UploadError, UploadResponse, UploadSummary } from './types.ts';
 import type { AbortReason, BundleContext, UploadContext, Uploader, UploadResult } from './uploader.ts';
 import { toUploadError } from './uploader.ts';
 
@@ -25,8 +25,13 @@ export interface EngineHost {
   failed(file: FerryFile, error: UploadError): void;
   isOnline(): boolean;
   uploaderFor(file: FerryFile): Uploader | undefined;
+  preprocess(ids: string[]): Promise<void>;
   postprocess(ids: string[]): Promise<void>;
   hasPostprocessors(): boolean;
+  /** The uploader that sends every file of a batch in one request, when the engine's does. */
+  bundler(): Uploader | undefined;
+  /** A batch has settled (the engine is idle again, maybe). */
+  ranBatch(): void;
   /** The companion uploaders that go through one talk to. */
   readonly companionUrl: string | undefined;
   /** The engine's provider clients, for provider files. */
@@ -74,6 +79,29 @@ export class Runner {
     this.#options = options;
     this.#limiter = new Limiter(options.limit);
     this.#batcher = new ProgressBatcher((updates) => this.#flushProgress(updates), options.progressThrottle);
+  }
+
+  /**
+   * One batch (`upload()`, a retry, restored files): preprocessing, then the files still waiting
+   * run, in one request when the uploader bundles; resolves with the summary, also emitted as
+   * `complete`.
+   */
+  async batch(ids: string[]): Promise<UploadSummary> {
+    this.#host.emit('upload', ids);
+    if (ids.length > 0) {
+      await this.#host.preprocess(ids);
+      const ready = ids.filter((id) => this.#host.getFile(id)?.state === 'waiting');
+      const bundler = this.#host.bundler();
+      await (bundler ? this.runBundle(ready, bundler) : this.run(ready));
+      this.#host.ranBatch();
+    }
+    const files = ids.map((id) => this.#host.getFile(id)).filter((f): f is FerryFile => f !== undefined);
+    const result = {
+      successful: files.filter((f) => f.state === 'complete'),
+      failed: files.filter((f) => f.state === 'error'),
+    };
+    this.#host.emit('complete', result);
+    return result;
   }
 
   /** Starts every file and resolves once all have settled. */
