@@ -1,4 +1,4 @@
-# Ferry in a container: the page is built with Node, embedded into the release binary built with
+# Ferry in a container: the page is built with Node, embedded into the shipped binary built with
 # Rust, and only that binary ships, in a slim image running as an unprivileged user.
 # Build: docker build -t ferry .   Run: docker run -p 3020:3020 -v ferry-data:/var/lib/ferry/data ferry
 
@@ -16,14 +16,15 @@ COPY packages packages
 COPY apps/demo apps/demo
 RUN npm run build
 
-# 2. The release binary, with the page from stage 1 inside it.
+# 2. The shipped binary (the `dist` profile: fat LTO, one codegen unit), with the page from stage 1
+#    inside it.
 FROM rust:1.95-bookworm AS server
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY crates crates
 COPY bench/tus/loadgen bench/tus/loadgen
 COPY --from=page /src/apps/demo/dist apps/demo/dist
-RUN cargo build --release --locked -p ferry
+RUN cargo build --profile dist --locked -p ferry
 
 # 3. The runtime: the binary, CA certificates (HTTPS to S3 and link imports), curl for the health check.
 FROM debian:bookworm-slim
@@ -33,7 +34,7 @@ RUN apt-get update \
  && useradd --system --uid 10001 --user-group --home-dir /var/lib/ferry --create-home ferry \
  && mkdir -p /var/lib/ferry/data \
  && chown ferry:ferry /var/lib/ferry/data
-COPY --from=server /src/target/release/ferry /usr/local/bin/ferry
+COPY --from=server /src/target/dist/ferry /usr/local/bin/ferry
 USER ferry
 WORKDIR /var/lib/ferry
 ENV FERRY_LISTEN=0.0.0.0:3020 \

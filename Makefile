@@ -6,7 +6,7 @@ NPM_STAMP := node_modules/.package-lock.json
 UI_STAMP := apps/demo/dist/index.html
 UI_SOURCES := $(shell find packages apps/demo -path '*/node_modules' -prune -o -path '*/dist' -prune -o -type f -print)
 
-.PHONY: run test tools deps ui server release packages docs lint lint-rust lint-ts test-rust test-ts e2e bench clean
+.PHONY: run test tools deps ui server release dist packages docs lint lint-rust lint-ts test-rust test-ts e2e bench clean
 
 ## run: build the page and the server (the page is embedded in it), then serve on http://127.0.0.1:3020/
 run: release
@@ -38,6 +38,11 @@ server: ui
 
 release: ui
 	cargo build --release -p ferry
+
+## dist: the binary that ships, as the Dockerfile and `cargo install --profile dist` build it, into
+## target/dist/ferry (the `dist` profile: fully optimised whatever `release` becomes)
+dist: ui
+	cargo build --profile dist -p ferry
 
 ## packages: @ferry/core and @ferry/react built into their dist/ (npm pack does this itself)
 packages: deps
