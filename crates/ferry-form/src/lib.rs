@@ -13,6 +13,7 @@
 //! - `download`: `GET /upload/{id}` (the stored bytes, as an attachment).
 //! - `body`: the request body under the idle rule and the quota (shared with tus through
 //!   `ferry-body`), and why a read failed.
+//! - `name`: client file names reduced to plain base names.
 //! - `access`: the token's limits, quota and file owners under `--auth-secret`.
 //! - `hooks`: the lifecycle hooks of each stored file (pre-create, which may refuse it;
 //!   post-create and post-finish, with where it is stored).
@@ -25,6 +26,7 @@ mod access;
 mod body;
 mod download;
 mod hooks;
+mod name;
 mod raw;
 mod upload;
 

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use crate::answer::{ErrorMessage, StoredFile, Uploaded};
 use crate::store::FormStore;
-use crate::{FormError, FormState, access, body, hooks};
+use crate::{FormError, FormState, access, body, hooks, name};
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -46,10 +46,7 @@ pub(crate) async fn handle(
     parts: Parts,
     body: Body,
 ) -> Result<Json<Uploaded>, FormError> {
-    let name = query
-        .name
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "upload".to_owned());
+    let name = name::base_name(query.name.as_deref().unwrap_or_default());
     let headers = &parts.headers;
     let content_type = headers
         .get(CONTENT_TYPE)

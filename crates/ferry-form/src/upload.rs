@@ -12,7 +12,7 @@ use axum::http::request::Parts;
 
 use crate::answer::{ErrorMessage, StoredFile, Uploaded};
 use crate::store::{FormStore, StoredInfo};
-use crate::{FormError, FormState, access, body, hooks};
+use crate::{FormError, FormState, access, body, hooks, name};
 
 impl From<MultipartError> for FormError {
     fn from(e: MultipartError) -> Self {
@@ -67,7 +67,7 @@ pub(crate) async fn handle(
     let outcome = async {
         while let Some(field) = multipart.next_field().await? {
             // Text fields carry meta; only parts with a file name are files.
-            let Some(name) = field.file_name().map(str::to_owned) else {
+            let Some(name) = field.file_name().map(name::base_name) else {
                 continue;
             };
             let content_type = field
