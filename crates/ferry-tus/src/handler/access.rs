@@ -12,9 +12,9 @@ use axum::response::{IntoResponse, Response};
 use ferry_auth::{Admission, AuthError, Principal};
 use ferry_hooks::StorageKey;
 
-use super::TusState;
 use super::error::{DraftError, without_body};
 use super::path_id::Id;
+use super::state::TusState;
 use crate::id::UploadId;
 use crate::protocol::TusError;
 use crate::protocol::ietf::is_draft_request;

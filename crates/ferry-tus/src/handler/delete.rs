@@ -7,7 +7,9 @@ use axum::response::Response;
 
 use super::hooks::{Caller, respond};
 use super::path_id::Id;
-use super::{TusState, require_version, tus_headers, write};
+use super::state::TusState;
+use super::wire::{require_version, tus_headers};
+use super::write;
 use crate::protocol::TusError;
 
 #[utoipa::path(

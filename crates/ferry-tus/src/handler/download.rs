@@ -10,7 +10,8 @@ use axum::response::{IntoResponse, Response};
 use tokio_util::io::ReaderStream;
 
 use super::path_id::Id;
-use super::{TusState, header_u64};
+use super::state::TusState;
+use super::wire::header_u64;
 use crate::protocol::{Metadata, TusError};
 
 /// Types served as themselves. No SVG (it runs scripts), no HTML or XML.

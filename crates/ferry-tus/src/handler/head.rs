@@ -12,7 +12,8 @@ use axum::response::{IntoResponse, Response};
 use super::error::without_body;
 use super::path_id::Id;
 use super::pending::{finish_if_ready, pending_length};
-use super::{TusState, header_u64, require_version, tus_headers};
+use super::state::TusState;
+use super::wire::{header_u64, require_version, tus_headers};
 use crate::id::UploadId;
 use crate::protocol::TusError;
 use crate::protocol::headers::{

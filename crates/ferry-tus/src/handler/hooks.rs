@@ -27,7 +27,7 @@ use ferry_hooks::{
 };
 use futures_util::Stream;
 
-use super::TusState;
+use super::state::TusState;
 use crate::id::UploadId;
 use crate::protocol::{Metadata, TusError};
 use crate::store::{Concat, Location, NewUpload, UploadInfo};

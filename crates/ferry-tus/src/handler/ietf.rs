@@ -27,8 +27,9 @@ use super::write::{merge, request_info};
 
 use super::error::{DraftError, insert_interop, without_body};
 use super::path_id::Id;
+use super::state::TusState;
+use super::wire::header_u64;
 use super::write::{self, Checksum, Write, check_size, first_bytes};
-use super::{TusState, header_u64};
 use crate::protocol::TusError;
 use crate::protocol::headers::{UPLOAD_LENGTH, UPLOAD_OFFSET, parse_u64};
 use crate::protocol::ietf::{

@@ -7,7 +7,9 @@ use axum::http::{Extensions, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::path_id::Id;
-use super::{TusState, delete, head, patch, tus_headers};
+use super::state::TusState;
+use super::wire::tus_headers;
+use super::{delete, head, patch};
 use crate::protocol::headers::X_HTTP_METHOD_OVERRIDE;
 
 #[utoipa::path(

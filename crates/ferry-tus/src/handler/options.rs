@@ -3,7 +3,8 @@
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 
-use super::{TusState, header_u64, tus_headers};
+use super::state::TusState;
+use super::wire::{header_u64, tus_headers};
 use crate::protocol::TUS_VERSION;
 use crate::protocol::checksum::ALGORITHMS;
 use crate::protocol::headers::{

@@ -10,8 +10,9 @@ use axum::response::Response;
 
 use super::hooks::{Caller, respond};
 use super::path_id::Id;
+use super::state::TusState;
+use super::wire::{header_u64, require_version, tus_headers};
 use super::write::{Write, check_size, is_offset_stream, parse_checksum};
-use super::{TusState, header_u64, require_version, tus_headers};
 use crate::protocol::TusError;
 use crate::protocol::headers::{UPLOAD_LENGTH, UPLOAD_OFFSET, parse_u64};
 

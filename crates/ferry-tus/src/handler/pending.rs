@@ -5,7 +5,7 @@
 //! A final whose parts add up to more than the server's maximum size is never concatenated: its
 //! HEAD answers 413.
 
-use super::TusState;
+use super::state::TusState;
 use super::write::check_size;
 use crate::id::UploadId;
 use crate::protocol::TusError;

@@ -17,10 +17,11 @@ use ferry_hooks::{HookType, HttpRequestInfo, ResponseOverride};
 use super::access;
 use super::hooks::{Caller, respond};
 use super::pending::finish_if_ready;
+use super::state::TusState;
+use super::wire::{header_u64, require_version, tus_headers};
 use super::write::{
     self, Checksum, check_size, first_bytes, is_offset_stream, merge, parse_checksum, request_info,
 };
-use super::{TusState, header_u64, require_version, tus_headers};
 use crate::id::UploadId;
 use crate::protocol::headers::{
     UPLOAD_CONCAT, UPLOAD_DEFER_LENGTH, UPLOAD_LENGTH, UPLOAD_METADATA, UPLOAD_OFFSET,

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use super::{TusState, now_secs};
+use super::state::TusState;
+use crate::store::now_secs;
 
 impl TusState {
     /// Terminates every unfinished upload whose expiry is at or before `now` (Unix seconds)

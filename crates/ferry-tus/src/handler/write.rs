@@ -20,12 +20,13 @@ use super::body::{Bounded, write_error};
 use super::hooks::{Caller, Progress};
 use super::limits::SlotGuard;
 use super::pending::finish_finals_of;
-use super::{TusState, now_secs};
+use super::state::TusState;
 use crate::id::UploadId;
 use crate::lock::UploadLease;
 use crate::protocol::checksum::{ALL, Digests, Expected, HashingStream};
 use crate::protocol::headers::UPLOAD_CHECKSUM;
 use crate::protocol::{OFFSET_OCTET_STREAM, TusError};
+use crate::store::now_secs;
 use crate::store::{Concat, NewUpload, UploadInfo};
 
 /// 413 for an upload length over the configured maximum size.
