@@ -835,6 +835,51 @@ async fn thumbnails_load_through_ferry_with_a_plain_img_request() {
         reqwest::get(tampered).await.expect("thumbnail").status(),
         401
     );
+    // A grant loads its own file's thumbnail only.
+    let other = env
+        .google
+        .state
+        .add_file("root", "dog.png", "image/png", b"\x89PNG...".to_vec());
+    let borrowed = thumb.replace(
+        &format!("/thumbnail/{id}?"),
+        &format!("/thumbnail/{other}?"),
+    );
+    assert_ne!(borrowed, thumb);
+    let r = reqwest::get(borrowed).await.expect("thumbnail");
+    assert_eq!(r.status(), 401);
+    assert_eq!(
+        r.json::<Value>().await.expect("json")["message"],
+        "Unauthorized"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_login_state_hands_no_token_at_send_token() {
+    use ferry_companion::oauth::sealed::{self, LoginState};
+    let env = start().await;
+    let login = login(&env, "drive", APP, None).await;
+    let expired = sealed::seal(
+        SECRET.as_bytes(),
+        &LoginState {
+            k: "state".into(),
+            p: "drive".into(),
+            n: "00".into(),
+            o: APP.into(),
+            t: None,
+            e: ferry_companion::token::now() - 1,
+        },
+    );
+    let url = format!(
+        "/drive/send-token?uppyAuthToken={}&state={expired}",
+        login.token
+    );
+    let (status, page) = send_token(&env, &env.companion.url(&url), None).await;
+    assert_eq!(status, 400);
+    assert!(
+        page.contains("Authentication failed: The login took too long; start it again"),
+        "{page}"
+    );
+    assert!(!page.contains(&login.token), "no token on the page");
 }
 
 #[tokio::test]
@@ -953,4 +998,43 @@ async fn an_access_token_expiring_mid_transfer_is_refreshed_server_side() {
     let url = transfer(&env, answer["token"].as_str().expect("token")).await;
     assert_eq!(sha256_hex(&common::download(&url).await), sha256_hex(&data));
     assert!(!env.google.state.access_token_live(&access));
+}
+
+#[tokio::test]
+async fn cors_star_hands_tokens_to_no_page_it_does_not_name() {
+    let env = start_with(Opts {
+        cors_origins: vec!["*".into()],
+        ..Opts::default()
+    })
+    .await;
+    let r = env
+        .http
+        .get(env.companion.url(&format!(
+            "/drive/connect?state={}&authCallbackToken=star-1",
+            uppy_state("https://evil.example")
+        )))
+        .send()
+        .await
+        .expect("connect");
+    assert_eq!(r.status(), 400);
+    assert_eq!(
+        r.json::<Value>().await.expect("json")["message"],
+        "Origin not allowed"
+    );
+    assert_eq!(
+        auth_socket(&env, "star-1", "https://evil.example")
+            .await
+            .err(),
+        Some(403)
+    );
+    // CORS itself still answers any page: `*` opens reads, not the token hand-off.
+    let r = env
+        .http
+        .get(env.companion.url("/providers"))
+        .header("origin", "https://evil.example")
+        .send()
+        .await
+        .expect("providers");
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().contains_key("access-control-allow-origin"));
 }

@@ -60,6 +60,13 @@ impl CompanionArgs {
         listen: SocketAddr,
         s3: Option<S3State>,
     ) -> std::io::Result<CompanionConfig> {
+        let providers = self
+            .providers
+            .to_config(self.public_url.as_deref())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        if let Some(warning) = star_warning(&self.cors_origins, providers.any_enabled()) {
+            tracing::warn!("{warning}");
+        }
         Ok(CompanionConfig {
             allow_local_urls: self.allow_local_urls,
             upload_urls: self.upload_urls.clone(),
@@ -70,13 +77,23 @@ impl CompanionArgs {
             stall_timeout: Duration::from_secs(self.stall_timeout.max(1)),
             secret: self.secret.clone(),
             s3,
-            providers: self
-                .providers
-                .to_config(self.public_url.as_deref())
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
+            providers,
             ..CompanionConfig::default()
         })
     }
+}
+
+/// What to say at start when `--cors-origins` allows any page and a provider is enabled: such
+/// pages may call the routes, but provider tokens go only to origins named (or this server's).
+fn star_warning(cors_origins: &[String], providers: bool) -> Option<&'static str> {
+    let star = cors_origins
+        .iter()
+        .any(|o| matches!(o.trim(), "*" | "true"));
+    (star && providers).then_some(
+        "--cors-origins '*' lets any page call the companion, but provider logins hand their \
+         token only to origins named in --cors-origins (and this server's own): name your \
+         page's origin there, or its logins fail with \"Origin not allowed\"",
+    )
 }
 
 /// The origins under which this server reaches itself: the public URL, and the listen address
@@ -100,4 +117,20 @@ fn own_origins(public_url: Option<&str>, listen: SocketAddr) -> Vec<String> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::star_warning;
+
+    #[test]
+    fn cors_star_with_a_provider_warns_at_start() {
+        let star = vec!["*".to_owned()];
+        let named = vec!["https://app.example".to_owned()];
+        let warning = star_warning(&star, true).expect("a warning");
+        assert!(warning.contains("only to origins named"), "{warning}");
+        assert!(star_warning(&[" true ".to_owned()], true).is_some());
+        assert_eq!(star_warning(&star, false), None);
+        assert_eq!(star_warning(&named, true), None);
+    }
 }

@@ -44,7 +44,7 @@ pub struct LoginCookie {
     pub e: i64,
 }
 
-/// A short-lived grant in thumbnail links, so a plain `<img>` can load them.
+/// A short-lived grant in a thumbnail link, so a plain `<img>` can load it: one file's only.
 #[derive(Debug, Deserialize, Serialize)]
 pub struct ThumbGrant {
     /// Kind tag: `thumb`.
@@ -52,6 +52,8 @@ pub struct ThumbGrant {
     pub p: String,
     /// The provider access token.
     pub a: String,
+    /// The one file (its id) whose thumbnail the grant loads.
+    pub f: String,
     pub e: i64,
 }
 

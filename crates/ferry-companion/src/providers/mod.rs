@@ -150,18 +150,27 @@ impl std::fmt::Debug for Download {
 }
 
 /// Per-request context of a list: how to build this server's thumbnail links.
-#[derive(Debug)]
 pub struct ListCtx {
     /// `{public base}/{p}/thumbnail/`.
     pub thumbnail_base: String,
-    /// `?t=...`: a short-lived sealed grant that lets a plain `<img>` load thumbnails.
-    pub thumbnail_query: String,
+    /// The `t` query value for a file: a short-lived sealed grant for that file alone, so a
+    /// plain `<img>` loads its thumbnail and nothing else.
+    pub grant: Box<dyn Fn(&str) -> String + Send + Sync>,
+}
+
+impl std::fmt::Debug for ListCtx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListCtx")
+            .field("thumbnail_base", &self.thumbnail_base)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ListCtx {
     /// This server's thumbnail URL for `id`.
     pub fn thumbnail(&self, id: &str) -> String {
-        format!("{}{id}{}", self.thumbnail_base, self.thumbnail_query)
+        let t = (self.grant)(id);
+        format!("{}{id}?t={t}", self.thumbnail_base)
     }
 }
 

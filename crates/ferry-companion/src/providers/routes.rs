@@ -98,18 +98,23 @@ async fn list(
 ) -> Result<Response, CompanionError> {
     let provider = provider(&state, &p)?;
     let session = sealed::verify(&state, &p, token_of(&headers, &q))?;
-    let grant = sealed::seal(
-        sealed::secret(&state)?,
-        &ThumbGrant {
-            k: "thumb".into(),
-            p: p.clone(),
-            a: session.access_token.clone(),
-            e: token::now() + THUMBNAIL_TTL,
-        },
-    );
+    let secret = sealed::secret(&state)?.to_vec();
+    let (provider_id, access) = (p.clone(), session.access_token.clone());
+    let expires = token::now() + THUMBNAIL_TTL;
     let ctx = ListCtx {
         thumbnail_base: format!("{}/{p}/thumbnail/", public_base(&state, &headers)),
-        thumbnail_query: format!("?t={grant}"),
+        grant: Box::new(move |file: &str| {
+            sealed::seal(
+                &secret,
+                &ThumbGrant {
+                    k: "thumb".into(),
+                    p: provider_id.clone(),
+                    a: access.clone(),
+                    f: file.to_owned(),
+                    e: expires,
+                },
+            )
+        }),
     };
     let cursor = q
         .get("cursor")
@@ -260,7 +265,7 @@ pub(crate) async fn thumbnail(
     let from_grant = q
         .get("t")
         .and_then(|t| sealed::open::<ThumbGrant>(secret, t))
-        .filter(|g| g.k == "thumb" && g.p == p && g.e > token::now())
+        .filter(|g| g.k == "thumb" && g.p == p && g.f == id && g.e > token::now())
         .map(|g| super::Session {
             access_token: g.a,
             ..super::Session::default()

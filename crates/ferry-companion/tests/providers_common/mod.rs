@@ -49,6 +49,8 @@ pub struct Opts {
     pub s3: Option<ferry_companion::s3::S3State>,
     /// Auth sockets one client may hold (all in-process clients count as one).
     pub auth_sockets_per_client: usize,
+    /// `--cors-origins` (default: [`APP`] and [`OTHER_APP`]).
+    pub cors_origins: Vec<String>,
 }
 
 impl Default for Opts {
@@ -57,6 +59,7 @@ impl Default for Opts {
             exempt_loopback: true,
             s3: None,
             auth_sockets_per_client: ProvidersConfig::default().auth_sockets_per_client,
+            cors_origins: vec![APP.into(), OTHER_APP.into()],
         }
     }
 }
@@ -107,7 +110,7 @@ pub async fn start_with(opts: Opts) -> Env {
             Vec::new()
         },
         upload_urls: vec![tus.endpoint(), form.server.url("/upload")],
-        cors_origins: vec![APP.into(), OTHER_APP.into()],
+        cors_origins: opts.cors_origins,
         secret: Some(ferry_s3::Secret::new(SECRET)),
         retry_delays: vec![
             Duration::ZERO,
