@@ -1,9 +1,10 @@
 /**
- * The Dashboard's second round in Chromium against the real `ferry`: result links open the
- * stored bytes; every language pack renders (a screenshot each under e2e/screenshots/, Arabic
- * laid out right to left by computed direction); the image editor crops, turns and mirrors into
- * a file of the expected size and pixels, which is what the server stores; axe-core finds no
- * serious or critical violation in the new views.
+ * The Dashboard's options in Chromium against the real `ferry`: result links (`resultLinks`) open
+ * the stored bytes; the status bar lists per-file errors; every language pack renders (a
+ * screenshot each under e2e/screenshots/, Arabic laid out right to left by computed direction);
+ * the image editor (`imageEditor`) crops, turns and mirrors into a file of the expected size and
+ * pixels, which is what the server stores; the compressor shrinks before upload; screen capture is
+ * offered where the browser can. axe-core finds no serious or critical violation in these views.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';

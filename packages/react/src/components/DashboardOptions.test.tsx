@@ -1,4 +1,10 @@
 // @vitest-environment jsdom
+/**
+ * The Dashboard's options, mounted whole: the locale pack (right to left for Arabic, live
+ * `setLocale`), result links (`resultLinks`, and the link to copy by hand when copying is
+ * refused), the status bar's per-file errors with a retry each, `pageDrop`, and the image editor
+ * behind `imageEditor`.
+ */
 import { Ferry } from '@ferry/core';
 import { ar } from '@ferry/core/locales/ar';
 import { de } from '@ferry/core/locales/de';
