@@ -9,14 +9,20 @@ const MAX: &str = "1048576";
 
 /// Creates a 10-byte upload as `auth`; returns its path (`/files/<id>`).
 async fn create(server: &Server, auth: &str) -> String {
-    let res = reqwest::Client::new()
+    create_with(server, auth, &[]).await
+}
+
+/// Creates a 10-byte upload as `auth` with `headers` added; returns its path.
+async fn create_with(server: &Server, auth: &str, headers: &[(&str, &str)]) -> String {
+    let mut req = reqwest::Client::new()
         .post(format!("{}/files/", server.base))
         .header("Tus-Resumable", "1.0.0")
         .header("Upload-Length", "10")
-        .bearer_auth(auth)
-        .send()
-        .await
-        .expect("POST");
+        .bearer_auth(auth);
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    let res = req.send().await.expect("POST");
     assert_eq!(res.status(), 201);
     res.headers()["location"]
         .to_str()
@@ -29,6 +35,16 @@ async fn malformed_tus_requests_get_their_precise_refusal() {
     let server = start(&["--auth-secret", crate::probe::SECRET, "--max-size", MAX]).await;
     let alice = token("alice");
     let upload = create(&server, &alice).await;
+    let partial = create_with(&server, &alice, &[("Upload-Concat", "partial")]).await;
+    let escaping = ferry_auth::issue(
+        crate::probe::SECRET.as_bytes(),
+        &ferry_auth::Claims {
+            sub: "alice".into(),
+            exp: u64::MAX / 2,
+            prefix: Some("../../outside/".into()),
+            ..ferry_auth::Claims::default()
+        },
+    );
     let other_sum = base64_sha1(b"other");
     let post = |name: &str| http(name, "POST", "/files/").bearer(&alice);
     let patch = |name: &str| {
@@ -77,6 +93,21 @@ async fn malformed_tus_requests_get_their_precise_refusal() {
             post("concat from another server")
                 .header("Upload-Concat", "final;http://evil.example/files/abc")
                 .expect(400, ""),
+            // Audit finding: one partial named 400 times stored its bytes 400 times.
+            post("concat repeating a part")
+                .header("Upload-Concat", format!("final;{partial} {partial}"))
+                .expect(
+                    400,
+                    "Upload-Concat names the same partial upload more than once",
+                ),
+            // Audit finding: a token prefix with `../` wrote outside the tus directory.
+            http("token prefix leaving the store", "POST", "/files/")
+                .bearer(&escaping)
+                .header("Upload-Length", "1")
+                .expect(
+                    403,
+                    "the token's prefix must be a relative path of A-Z a-z 0-9 . _ - segments",
+                ),
             post("concat garbage")
                 .header("Upload-Concat", "bogus")
                 .expect(400, "invalid upload-concat header"),
