@@ -33,8 +33,13 @@ $(UI_STAMP): $(NPM_STAMP) $(UI_SOURCES)
 
 # Every cargo build below comes after `ui`: `ferry` embeds apps/demo/dist when it compiles
 # (crates/ferry/build.rs rebuilds it when the page changes).
+# The binaries the end-to-end suite runs (target/debug/ferry, ferry-fakes, ferry-garage), built as
+# `cargo test --workspace` builds them: the integration tests `serve` (ferry) and `garage`
+# (ferry-testkit) need them, and the same invocation resolves the same features, so after
+# `test-rust` nothing recompiles. (`cargo build -p ferry -p ferry-testkit --bins` resolved other
+# features and rebuilt most crates a second time.)
 server: ui
-	cargo build -p ferry -p ferry-testkit --bins
+	cargo test --workspace --no-run --test serve --test garage
 
 release: ui
 	cargo build --release -p ferry
