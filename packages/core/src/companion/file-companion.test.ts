@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { IDBFactory } from 'fake-indexeddb';
 import { afterAll, afterEach, beforeAll, expect, test, vi } from 'vitest';
 import { Ferry, type FerryOptions } from '../ferry.ts';
-import type { SocketLike } from './http.ts';
+import { FakeSocket } from '../test/fake-socket.ts';
 import { RemoteUploader } from './remote.ts';
 
 /**
@@ -47,28 +47,8 @@ async function companion(name: string): Promise<Companion> {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, server };
 }
 
-class FakeSocket implements SocketLike {
-  onopen: ((ev: unknown) => void) | null = null;
-  onmessage: ((ev: { data: unknown }) => void) | null = null;
-  onerror: ((ev: unknown) => void) | null = null;
-  onclose: ((ev: unknown) => void) | null = null;
-  readyState = 0;
-  sent: unknown[] = [];
-  constructor(readonly url: string) {}
-  send(data: string) {
-    this.sent.push(JSON.parse(data));
-  }
-  close() {
-    this.readyState = 3;
-  }
-  open() {
-    this.readyState = 1;
-    this.onopen?.({});
-  }
-  succeed() {
-    this.onmessage?.({ data: JSON.stringify({ action: 'success', payload: { url: `${this.url}/done` } }) });
-  }
-}
+/** Bounded waits, generous for a loaded machine (a restore reads IndexedDB first). */
+const WAIT = { timeout: 10_000 };
 
 let a: Companion;
 let b: Companion;
@@ -116,11 +96,14 @@ const link = (name: string, companionUrl?: string) => ({
   },
 });
 
+/** The companion says the transfer is done. */
+const succeed = (s: FakeSocket) => s.frame({ action: 'success', payload: { url: `${s.url}/done` } });
+
 /** Opens and finishes the transfer of every socket opened so far. */
 function finishAll() {
   for (const s of sockets) {
     s.open();
-    s.succeed();
+    succeed(s);
   }
 }
 
@@ -128,7 +111,7 @@ test('a file that names its companion uploads through it when the engine has non
   const ferry = engine();
   const id = ferry.addFile(link('own.bin', `${b.url}/`));
   const run = ferry.upload();
-  await vi.waitFor(() => expect(sockets).toHaveLength(1));
+  await vi.waitFor(() => expect(sockets).toHaveLength(1), WAIT);
   expect(b.calls.map((c) => [c.path, c.body.url])).toEqual([['/url/get', 'http://origin.test/own.bin']]);
   expect(sockets[0]?.url).toBe(`${b.url.replace('http', 'ws')}/api/b-1`);
   finishAll();
@@ -141,7 +124,7 @@ test("a file's companion wins over the engine's, which is the default for files 
   const ferry = engine({ companionUrl: a.url });
   ferry.addFiles([link('to-b.bin', b.url), link('to-a.bin')]);
   const run = ferry.upload();
-  await vi.waitFor(() => expect(sockets).toHaveLength(2));
+  await vi.waitFor(() => expect(sockets).toHaveLength(2), WAIT);
   expect(a.calls.map((c) => c.body.url)).toEqual(['http://origin.test/to-a.bin']);
   expect(b.calls.map((c) => c.body.url)).toEqual(['http://origin.test/to-b.bin']);
   expect(sockets.map((s) => new URL(s.url).port).sort()).toEqual([new URL(a.url).port, new URL(b.url).port].sort());
@@ -161,7 +144,7 @@ test("a provider file on another companion goes through that companion's provide
     remote: { companionUrl: b.url, providerName: 'drive', requestPath: 'doc-1', body: { fileId: 'doc-1' } },
   });
   const run = ferry.upload();
-  await vi.waitFor(() => expect(sockets).toHaveLength(1));
+  await vi.waitFor(() => expect(sockets).toHaveLength(1), WAIT);
   expect(a.calls).toEqual([]);
   expect(b.calls.map((c) => [c.path, c.token, c.body.fileId])).toEqual([['/drive/get/doc-1', 'token-at-b', 'doc-1']]);
   finishAll();
@@ -172,24 +155,24 @@ test('a restored file keeps its companion: it reattaches there, not to the new e
   const db = new IDBFactory();
   const recovery = { indexedDB: db, opfs: false, throttle: 20 };
   const first = engine({ companionUrl: a.url, recovery });
-  await vi.waitFor(() => expect(first.recovery?.getSnapshot()).toBeDefined());
+  await first.recovery?.ready();
   const id = first.addFile(link('kept.bin', b.url));
   void first.upload();
-  await vi.waitFor(() => expect(first.getFile(id ?? '')?.serverToken).toBe('b-1'));
+  await vi.waitFor(() => expect(first.getFile(id ?? '')?.serverToken).toBe('b-1'), WAIT);
   await first.recovery?.flush();
   first.destroy();
 
   // The next page names another companion (or none would do): the file still goes to its own.
   const second = engine({ companionUrl: a.url, recovery });
-  await vi.waitFor(() => expect(sockets).toHaveLength(1));
+  await vi.waitFor(() => expect(sockets).toHaveLength(1), WAIT);
   expect(second.getFile(id ?? '')?.remote?.companionUrl).toBe(b.url);
   expect(sockets[0]?.url).toBe(`${b.url.replace('http', 'ws')}/api/b-1`);
   sockets[0]?.open();
   // Reattached, not started again: no second `/url/get` anywhere; the socket is told to resume.
   expect(sockets[0]?.sent).toEqual([{ action: 'resume', payload: {} }]);
   expect([a.calls.length, b.calls.length]).toEqual([0, 1]);
-  sockets[0]?.succeed();
-  await vi.waitFor(() => expect(second.getFile(id ?? '')?.state).toBe('complete'));
+  if (sockets[0]) succeed(sockets[0]);
+  await vi.waitFor(() => expect(second.getFile(id ?? '')?.state).toBe('complete'), WAIT);
 });
 
 test('removing an idle transfer cancels it on the socket of its own companion', async () => {
@@ -197,7 +180,7 @@ test('removing an idle transfer cancels it on the socket of its own companion', 
   const id = ferry.addFile(link('idle.bin', b.url)) as string;
   ferry.setFileState(id, { serverToken: 'tok-9' });
   ferry.removeFile(id);
-  await vi.waitFor(() => expect(sockets).toHaveLength(1));
+  await vi.waitFor(() => expect(sockets).toHaveLength(1), WAIT);
   expect(sockets[0]?.url).toBe(`${b.url.replace('http', 'ws')}/api/tok-9`);
   sockets[0]?.open();
   expect(sockets[0]?.sent).toEqual([{ action: 'cancel', payload: {} }]);

@@ -38,6 +38,9 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
 
+/** Bounded waits, generous for a loaded machine. */
+const WAIT = { timeout: 10_000 };
+
 const engines: Ferry[] = [];
 afterEach(() => {
   vi.useRealTimers();
@@ -77,7 +80,7 @@ test('a completion the page has seen reaches the records when it goes away, thou
   const first = await page(db, uploader);
   const ids = first.addFiles([{ data: file('a.bin', 3) }, { data: file('b.bin', 4) }]);
   void first.upload();
-  await vi.waitFor(() => expect(uploader.calls).toHaveLength(2));
+  await vi.waitFor(() => expect(uploader.calls).toHaveLength(2), WAIT);
   await first.recovery?.flush();
 
   // From here on this page runs no timer: it is closed right after it hears the answers.
@@ -111,7 +114,7 @@ test('a restored upload the server has finished comes back complete, not as a gh
     { data: file('small.bin', 2) },
   ]) as [string, string, string, string];
   void first.upload();
-  await vi.waitFor(() => expect(uploader.calls).toHaveLength(4));
+  await vi.waitFor(() => expect(uploader.calls).toHaveLength(4), WAIT);
   const urls = new Map([
     [done, '/files/done'],
     [half, '/files/half'],
@@ -161,7 +164,7 @@ test('a server that cannot say (an error, or gone) leaves a restored upload as i
   const first = await page(db, uploader, 2);
   const id = first.addFile({ data: file('lost.bin', 3) }) as string;
   void first.upload();
-  await vi.waitFor(() => expect(uploader.calls).toHaveLength(1));
+  await vi.waitFor(() => expect(uploader.calls).toHaveLength(1), WAIT);
   uploader.calls[0]?.ctx.patchFile({ tus: { uploadUrl: `${base}/files/expired` } });
   await first.recovery?.flush();
   first.destroy();

@@ -1,7 +1,7 @@
 /**
  * Test helpers of recovery's specs: one page load is an engine over a fake IndexedDB (the
- * "browser profile") with an uploader the test drives by hand; a reload is a new engine over the
- * same one.
+ * "browser profile") with an uploader the test drives by hand (`manual-uploader.ts`); a reload
+ * is a new engine over the same one.
  */
 import type { IDBDatabase, IDBFactory } from 'fake-indexeddb';
 import { vi } from 'vitest';
@@ -9,28 +9,9 @@ import { Ferry, type FerryOptions } from '../ferry.ts';
 import { SMALL_COPY_SIZE } from '../recovery/bytes.ts';
 import { dbName } from '../recovery/db.ts';
 import type { FerryFile } from '../types.ts';
-import type { UploadContext, Uploader, UploadResult } from '../uploader.ts';
+import { ManualUploader } from './manual-uploader.ts';
 
-export interface Call {
-  file: FerryFile;
-  ctx: UploadContext;
-  resolve: (r: UploadResult) => void;
-}
-
-/** An uploader the test drives by hand; it records what each call was given. */
-export class ManualUploader implements Uploader {
-  calls: Call[] = [];
-  cancelled: FerryFile[] = [];
-  upload(file: FerryFile, ctx: UploadContext): Promise<UploadResult> {
-    return new Promise((resolve, reject) => {
-      this.calls.push({ file, ctx, resolve });
-      ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
-    });
-  }
-  async cancel(file: FerryFile): Promise<void> {
-    this.cancelled.push(file);
-  }
-}
+export { ManualUploader } from './manual-uploader.ts';
 
 export const offline = { isOnline: () => true, target: new EventTarget() };
 /** Every engine a test made, destroyed by {@link closeEngines}. */
