@@ -1,17 +1,22 @@
 //! [`S3Client`]: every S3 call Ferry makes, presigned with `rusty-s3` and sent with one
 //! `reqwest` client. Answers are checked in one place ([`S3Client::send`]): a 2xx is success, a
 //! 4xx other than 403 is the store's word about the request ([`S3Error::Client`]), anything
-//! else (403 means our credentials) is [`S3Error::Upstream`].
+//! else (403 means our credentials) is [`S3Error::Upstream`]. Every call is bounded by the
+//! client's [`S3Timeouts`] (see [`crate::timeouts`]); a call that times out is
+//! [`S3Error::Upstream`] too.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
+use futures_util::stream::BoxStream;
 use reqwest::{Method, Response, Url};
 use rusty_s3::actions::{ListObjectsV2, ListParts};
 use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
 
+use crate::timeouts::{Activity, Payload, read_answer, watched_answer};
 use crate::xml;
-use crate::{MAX_PARTS, S3Bucket, S3Error};
+use crate::{MAX_PARTS, S3Bucket, S3Error, S3Timeouts};
 
 /// Server-side requests are signed right before they are sent, so they need not live long.
 const CALL_TTL: Duration = Duration::from_secs(60);
@@ -31,6 +36,7 @@ pub struct S3Client {
     bucket: Arc<Bucket>,
     credentials: Arc<Credentials>,
     http: reqwest::Client,
+    timeouts: S3Timeouts,
 }
 
 impl std::fmt::Debug for S3Client {
@@ -62,18 +68,34 @@ impl S3Client {
             settings.access_key.clone(),
             settings.secret_key.expose().to_owned(),
         );
+        let timeouts = S3Timeouts::default();
         Ok(Self {
             settings: Arc::new(settings),
             bucket: Arc::new(bucket),
             credentials: Arc::new(credentials),
-            http: reqwest::Client::new(),
+            http: http_client(&timeouts)?,
+            timeouts,
         })
     }
 
-    /// The same bucket, sending through `http` (e.g. a client with an egress policy).
+    /// The same bucket with other bounds on its calls (a new HTTP client with `timeouts`'
+    /// connect timeout; call it before [`S3Client::with_http`]).
+    pub fn with_timeouts(mut self, timeouts: S3Timeouts) -> Result<Self, S3Error> {
+        self.http = http_client(&timeouts)?;
+        self.timeouts = timeouts;
+        Ok(self)
+    }
+
+    /// The same bucket, sending through `http` (e.g. a client with an egress policy; its own
+    /// connect timeout applies, the idle bounds of [`S3Timeouts`] still do).
     pub fn with_http(mut self, http: reqwest::Client) -> Self {
         self.http = http;
         self
+    }
+
+    /// The bounds on this client's calls.
+    pub fn timeouts(&self) -> S3Timeouts {
+        self.timeouts
     }
 
     pub fn settings(&self) -> &S3Bucket {
@@ -93,31 +115,42 @@ impl S3Client {
         self.bucket.object_url(key)
     }
 
-    /// Sends a signed request; see the module doc for how answers are judged.
+    /// Sends a signed request; see the module doc for how answers are judged. A body in
+    /// memory goes with its `Content-Length` (a streamed one's is among `headers`); the call
+    /// fails when it makes no progress for the idle time.
     async fn send(
         &self,
-        what: &str,
+        what: &'static str,
         method: Method,
         url: Url,
         headers: &[(String, String)],
-        body: Option<reqwest::Body>,
+        body: Option<Payload>,
     ) -> Result<Response, S3Error> {
         let mut request = self.http.request(method, url);
         for (name, value) in headers {
             request = request.header(name, value);
         }
+        let activity = Activity::new();
         if let Some(body) = body {
-            request = request.body(body);
+            let given = headers
+                .iter()
+                .any(|(name, _)| name.eq_ignore_ascii_case("content-length"));
+            if let Some(len) = body.len().filter(|_| !given) {
+                request = request.header(reqwest::header::CONTENT_LENGTH, len);
+            }
+            request = request.body(body.watched(activity.clone()));
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| S3Error::upstream(what, e))?;
+        let idle = self.timeouts.idle;
+        let response = tokio::select! {
+            sent = request.send() => sent.map_err(|e| S3Error::upstream(what, e))?,
+            () = activity.stalled(idle) => return Err(S3Error::timed_out(what, idle)),
+        };
         let status = response.status();
         if status.is_success() {
             return Ok(response);
         }
-        let text = response.text().await.unwrap_or_default();
+        let text = read_answer(what, response, idle).await.unwrap_or_default();
+        let text = String::from_utf8_lossy(&text);
         let code = xml::element(&text, "Code").unwrap_or_default();
         let message = xml::element(&text, "Message").unwrap_or_else(|| code.clone());
         if status.is_client_error() && status != reqwest::StatusCode::FORBIDDEN {
@@ -134,16 +167,14 @@ impl S3Client {
 
     async fn send_text(
         &self,
-        what: &str,
+        what: &'static str,
         method: Method,
         url: Url,
-        body: Option<reqwest::Body>,
+        body: Option<Payload>,
     ) -> Result<String, S3Error> {
         let response = self.send(what, method, url, &[], body).await?;
-        response
-            .text()
-            .await
-            .map_err(|e| S3Error::upstream(what, e))
+        let bytes = read_answer(what, response, self.timeouts.idle).await?;
+        String::from_utf8(bytes.to_vec()).map_err(|e| S3Error::upstream(what, e))
     }
 
     /// Starts a multipart upload of `key` (with `headers` such as `content-type` signed in);
@@ -163,10 +194,8 @@ impl S3Client {
         let response = self
             .send(what, Method::POST, action.sign(CALL_TTL), headers, None)
             .await?;
-        let body = response
-            .text()
-            .await
-            .map_err(|e| S3Error::upstream(what, e))?;
+        let body = read_answer(what, response, self.timeouts.idle).await?;
+        let body = String::from_utf8_lossy(&body);
         xml::element(&body, "UploadId")
             .filter(|id| !id.is_empty())
             .ok_or_else(|| S3Error::upstream(what, "no UploadId in the answer"))
@@ -186,8 +215,15 @@ impl S3Client {
         upload_id: &str,
         number: u16,
         size: u64,
-        body: impl Into<reqwest::Body>,
+        body: impl Into<Payload>,
     ) -> Result<String, S3Error> {
+        let body = body.into();
+        if body.len().is_some_and(|len| len != size) {
+            return Err(S3Error::upstream(
+                "UploadPart",
+                format!("part {number} is not {size} bytes long"),
+            ));
+        }
         if number == 0 || number > MAX_PARTS {
             return Err(S3Error::upstream(
                 "UploadPart",
@@ -197,7 +233,7 @@ impl S3Client {
         let url = self.part_url(key, upload_id, number, CALL_TTL);
         let length = [("content-length".to_owned(), size.to_string())];
         let response = self
-            .send("UploadPart", Method::PUT, url, &length, Some(body.into()))
+            .send("UploadPart", Method::PUT, url, &length, Some(body))
             .await?;
         response
             .headers()
@@ -292,8 +328,20 @@ impl S3Client {
             .map(drop)
     }
 
-    /// The object at `key`, its body unread (stream it).
-    pub async fn get(&self, key: &str) -> Result<Response, S3Error> {
+    /// The object at `key`, its body as a stream (each chunk within the idle time).
+    pub async fn get(
+        &self,
+        key: &str,
+    ) -> Result<BoxStream<'static, Result<Bytes, S3Error>>, S3Error> {
+        let response = self.get_response(key).await?;
+        Ok(watched_answer(
+            "GetObject body",
+            response,
+            self.timeouts.idle,
+        ))
+    }
+
+    async fn get_response(&self, key: &str) -> Result<Response, S3Error> {
         let url = self
             .bucket
             .get_object(Some(&self.credentials), key)
@@ -303,11 +351,8 @@ impl S3Client {
 
     /// A small object's bytes.
     pub async fn get_bytes(&self, key: &str) -> Result<Vec<u8>, S3Error> {
-        let response = self.get(key).await?;
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|e| S3Error::upstream("GetObject body", e))?;
+        let response = self.get_response(key).await?;
+        let bytes = read_answer("GetObject body", response, self.timeouts.idle).await?;
         Ok(bytes.to_vec())
     }
 
@@ -317,10 +362,15 @@ impl S3Client {
             .bucket
             .put_object(Some(&self.credentials), key)
             .sign(CALL_TTL);
-        let body = reqwest::Body::from(bytes.into());
-        self.send("PutObject", Method::PUT, url, &[], Some(body))
-            .await
-            .map(drop)
+        self.send(
+            "PutObject",
+            Method::PUT,
+            url,
+            &[],
+            Some(bytes.into().into()),
+        )
+        .await
+        .map(drop)
     }
 
     /// Deletes `key`; a missing object is fine.
@@ -362,4 +412,14 @@ impl S3Client {
             }
         }
     }
+}
+
+/// The HTTP client of [`S3Client::new`]: `timeouts`' connect bound, keep-alive probes so a
+/// silently dead connection is noticed.
+fn http_client(timeouts: &S3Timeouts) -> Result<reqwest::Client, S3Error> {
+    reqwest::Client::builder()
+        .connect_timeout(timeouts.connect)
+        .tcp_keepalive(Duration::from_secs(30))
+        .build()
+        .map_err(|e| S3Error::Config(format!("HTTP client: {e}")))
 }

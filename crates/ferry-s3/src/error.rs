@@ -12,8 +12,8 @@ pub enum S3Error {
     /// (CompleteMultipartUpload's "200 carrying `<Error>`"); the store's own message.
     #[error("{0}")]
     Failed(String),
-    /// The store could not be reached, refused our credentials, failed, or answered something
-    /// unusable (including an error inside a 200 answer). The cause is for logs only.
+    /// The store could not be reached, did not answer in time, refused our credentials,
+    /// failed, or answered something unusable. The cause is for logs only.
     #[error("the storage service failed")]
     Upstream(String),
     /// The settings cannot describe a bucket (bad endpoint URL or bucket name).
@@ -37,5 +37,10 @@ impl S3Error {
 
     pub(crate) fn upstream(what: &str, detail: impl std::fmt::Display) -> Self {
         Self::Upstream(format!("{what}: {detail}"))
+    }
+
+    /// A call that made no progress for `idle` (see [`crate::timeouts`]).
+    pub(crate) fn timed_out(what: &str, idle: std::time::Duration) -> Self {
+        Self::Upstream(format!("{what}: no progress for {idle:?}"))
     }
 }

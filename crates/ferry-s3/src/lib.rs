@@ -10,16 +10,19 @@
 //! - [`bucket`]: [`S3Bucket`], where and how to reach a bucket, with its secret in [`Secret`].
 //! - [`client`]: [`S3Client`], every call Ferry makes (multipart, listing, get/put/delete).
 //! - [`error`]: [`S3Error`], the one error type.
+//! - [`timeouts`]: [`S3Timeouts`], the connect and idle bounds on every call.
 //! - `xml`: reading the few fields Ferry needs from S3's small, flat XML answers.
 
 pub mod bucket;
 pub mod client;
 pub mod error;
+pub mod timeouts;
 mod xml;
 
 pub use bucket::{S3Bucket, Secret};
 pub use client::{Part, S3Client};
 pub use error::S3Error;
+pub use timeouts::{Payload, S3Timeouts};
 
 /// The smallest part S3 accepts, except for the last one.
 pub const MIN_PART: u64 = 5 * 1024 * 1024;

@@ -9,6 +9,9 @@
 //!   back to `Pass`, the held bytes flow again;
 //! - [`Mode::Trickle`]: at most `bytes` per `every`, each way, per connection (a slow link).
 //!
+//! [`FaultProxy::stall_after`] passes a given number of client bytes more, then stalls: a peer
+//! that hangs in the middle of a large request while the small ones before it went through.
+//!
 //! Each direction of a connection is a small pump that reads only while its mode lets it, so a
 //! stall really stops reading and the sender's buffers fill as they would in front of a hung
 //! peer.
@@ -38,19 +41,23 @@ pub enum Mode {
 pub struct FaultProxy {
     /// Where clients connect.
     pub addr: SocketAddr,
-    mode: watch::Sender<Mode>,
     stats: Arc<Stats>,
     task: JoinHandle<()>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Stats {
+    mode: watch::Sender<Mode>,
     accepted: AtomicUsize,
     /// Bytes forwarded from clients to the target.
     upstream: AtomicU64,
     /// Bytes forwarded from the target to clients.
     downstream: AtomicU64,
+    /// Client bytes still passed before the proxy stalls ([`NO_BUDGET`]: no such limit).
+    budget: AtomicU64,
 }
+
+const NO_BUDGET: u64 = u64::MAX;
 
 impl FaultProxy {
     /// Listens on `127.0.0.1:0` and forwards to `target` in [`Mode::Pass`].
@@ -58,14 +65,15 @@ impl FaultProxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
         let addr = listener.local_addr().expect("proxy address");
         let (mode, watch) = watch::channel(Mode::Pass);
-        let stats = Arc::new(Stats::default());
-        let task = tokio::spawn(accept(listener, target, watch, stats.clone()));
-        Self {
-            addr,
+        let stats = Arc::new(Stats {
             mode,
-            stats,
-            task,
-        }
+            accepted: AtomicUsize::new(0),
+            upstream: AtomicU64::new(0),
+            downstream: AtomicU64::new(0),
+            budget: AtomicU64::new(NO_BUDGET),
+        });
+        let task = tokio::spawn(accept(listener, target, watch, stats.clone()));
+        Self { addr, stats, task }
     }
 
     /// Forwards to the `host:port` of an `http://` URL (e.g. Garage's endpoint).
@@ -87,12 +95,20 @@ impl FaultProxy {
 
     /// Switches every connection, open or to come, to `mode`.
     pub fn set_mode(&self, mode: Mode) {
-        self.mode.send_replace(mode);
+        self.stats.budget.store(NO_BUDGET, Ordering::SeqCst);
+        self.stats.mode.send_replace(mode);
+    }
+
+    /// Passes `bytes` more from clients to the target (over all connections), then switches to
+    /// [`Mode::Stall`].
+    pub fn stall_after(&self, bytes: u64) {
+        self.stats.budget.store(bytes, Ordering::SeqCst);
+        self.stats.mode.send_replace(Mode::Pass);
     }
 
     /// The mode in force.
     pub fn mode(&self) -> Mode {
-        *self.mode.borrow()
+        *self.stats.mode.borrow()
     }
 
     /// Connections accepted so far.
@@ -164,8 +180,15 @@ async fn connection(
             &mut server_write,
             mode.clone(),
             &stats.upstream,
+            Some(&stats),
         );
-        let down = pump(&mut server_read, &mut client_write, mode, &stats.downstream);
+        let down = pump(
+            &mut server_read,
+            &mut client_write,
+            mode,
+            &stats.downstream,
+            None,
+        );
         tokio::try_join!(up, down).is_err()
     };
     if cut {
@@ -197,20 +220,33 @@ async fn wait_while_stalled(mode: &mut watch::Receiver<Mode>) -> Mode {
 }
 
 /// Copies `from` to `to` as the mode allows. Ends `Ok` when `from` closes (the close is passed
-/// on) or `to` fails, `Err` when cut: the caller resets the connection.
+/// on) or `to` fails, `Err` when cut: the caller resets the connection. The client-to-target
+/// pump also spends the [`FaultProxy::stall_after`] budget of `budget`.
 async fn pump(
     from: &mut ReadHalf<'_>,
     to: &mut WriteHalf<'_>,
     mut mode: watch::Receiver<Mode>,
     count: &AtomicU64,
+    budget: Option<&Stats>,
 ) -> Result<(), Cut> {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let (want, pause) = match wait_while_stalled(&mut mode).await {
+        let (mut want, pause) = match wait_while_stalled(&mut mode).await {
             Mode::Cut => return Err(Cut),
             Mode::Trickle { bytes, every } => (bytes.clamp(1, buf.len()), Some(every)),
             Mode::Pass | Mode::Stall => (buf.len(), None),
         };
+        if let Some(stats) = budget {
+            match stats.budget.load(Ordering::SeqCst) {
+                NO_BUDGET => {}
+                0 => {
+                    stats.budget.store(NO_BUDGET, Ordering::SeqCst);
+                    stats.mode.send_replace(Mode::Stall);
+                    continue;
+                }
+                left => want = want.min(usize::try_from(left).unwrap_or(usize::MAX)),
+            }
+        }
         let read = tokio::select! {
             read = from.read(&mut buf[..want]) => read,
             // A mode change while waiting for bytes takes effect now (a cut, a stall).
@@ -231,6 +267,12 @@ async fn pump(
             return Ok(());
         }
         count.fetch_add(n as u64, Ordering::SeqCst);
+        if let Some(stats) = budget {
+            let spend = |left: u64| (left != NO_BUDGET).then(|| left.saturating_sub(n as u64));
+            let _ = stats
+                .budget
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, spend);
+        }
         if let Some(pause) = pause {
             tokio::select! {
                 _ = tokio::time::sleep(pause) => {}

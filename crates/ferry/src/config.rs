@@ -221,6 +221,27 @@ pub struct S3Args {
     )]
     pub expires: u64,
 
+    /// Seconds an S3 connection may take to open (default 10).
+    #[arg(
+        id = "s3_connect_timeout",
+        long = "s3-connect-timeout",
+        value_name = "SECS",
+        env = "FERRY_S3_CONNECT_TIMEOUT",
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub connect_timeout: Option<u64>,
+
+    /// Seconds an S3 call may go without progress (no request byte taken, no answer byte
+    /// received) before it fails and the request behind it answers 503 (default 30).
+    #[arg(
+        id = "s3_idle_timeout",
+        long = "s3-idle-timeout",
+        value_name = "SECS",
+        env = "FERRY_S3_IDLE_TIMEOUT",
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub idle_timeout: Option<u64>,
+
     /// Older name of --auth-secret, for the `/s3/*` routes only: when set without
     /// --auth-secret, they require `Authorization: Bearer <token>` signed with it. Never logged.
     #[arg(

@@ -26,6 +26,17 @@ pub fn bucket(args: &S3Args) -> Option<S3Bucket> {
     })
 }
 
+/// The bounds on S3 calls: `--s3-connect-timeout` and `--s3-idle-timeout`, else the defaults.
+pub fn timeouts(args: &S3Args) -> ferry_s3::S3Timeouts {
+    let default = ferry_s3::S3Timeouts::default();
+    ferry_s3::S3Timeouts {
+        connect: args
+            .connect_timeout
+            .map_or(default.connect, Duration::from_secs),
+        idle: args.idle_timeout.map_or(default.idle, Duration::from_secs),
+    }
+}
+
 /// The signing routes' state on `bucket` (also the bucket of `s3-multipart` transfers).
 pub fn signing(
     args: &S3Args,

@@ -43,7 +43,9 @@ fn s3(config: &ServeConfig, bucket: Option<S3Bucket>) -> io::Result<Arc<dyn Stor
         .as_ref()
         .ok_or_else(|| missing("--s3-secret-key"))?;
     let prefix = format!("{}tus/", bucket.key_prefix);
-    let client = ferry_s3::S3Client::new(bucket).map_err(|e| io::Error::other(e.to_string()))?;
+    let client = ferry_s3::S3Client::new(bucket)
+        .and_then(|c| c.with_timeouts(crate::s3::timeouts(&config.s3)))
+        .map_err(|e| io::Error::other(e.to_string()))?;
     // 8 MiB parts: 80 GB at S3's 10,000 parts, 8 MiB of memory per write in flight.
     Ok(Arc::new(S3Store::new(client, prefix, 8 * 1024 * 1024)))
 }

@@ -80,6 +80,8 @@ fn bucket() -> S3Args {
         force_path_style: true,
         key_prefix: String::new(),
         expires: 300,
+        connect_timeout: None,
+        idle_timeout: None,
         auth_secret: None,
     }
 }

@@ -6,6 +6,10 @@
 //!   what was stored; freed space lets the upload finish byte-exact.
 //! - [`crashes`]: `kill -9` again and again with many uploads in flight.
 //! - [`network`]: connections cut mid-PATCH, stalled bodies, trickling clients.
+//! - [`s3`]: S3 behind the fault proxy: a part that never answers ends the PATCH with 503
+//!   within the S3 idle timeout, HEAD answers, and the upload resumes byte-exact; S3 cut off
+//!   answers 503 with a message; Garage killed and restarted mid-uploads loses nothing
+//!   acknowledged.
 //!
 //! Figures (kills survived, bytes re-sent, time to recover) are printed with `--nocapture` and
 //! kept in `bench/README.md`.
@@ -14,3 +18,6 @@ mod common;
 mod crashes;
 mod disk;
 mod network;
+mod resume;
+#[cfg(feature = "s3")]
+mod s3;

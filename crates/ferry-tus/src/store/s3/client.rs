@@ -1,5 +1,7 @@
-//! The s3 store's side of [`ferry_s3`]: its errors as [`StoreError`]s (the handler logs them and
-//! answers 500; a missing object is [`StoreError::NotFound`]).
+//! The s3 store's side of [`ferry_s3`]: its errors as [`StoreError`]s. A missing object is
+//! [`StoreError::NotFound`]; a store that cannot be reached, does not answer in time or fails
+//! is [`StoreError::Unavailable`] (the client may retry: what was recorded before stands);
+//! the store refusing our request otherwise is an internal failure.
 
 use ferry_s3::S3Error;
 
@@ -7,10 +9,10 @@ use crate::store::StoreError;
 
 impl From<S3Error> for StoreError {
     fn from(e: S3Error) -> Self {
-        if e.is_not_found() {
-            StoreError::NotFound
-        } else {
-            s3_error("s3", e.detail())
+        match e {
+            e if e.is_not_found() => StoreError::NotFound,
+            S3Error::Upstream(_) | S3Error::Failed(_) => StoreError::Unavailable(e.detail()),
+            e => s3_error("s3", e.detail()),
         }
     }
 }

@@ -160,8 +160,11 @@ impl Store for S3Store {
     }
 
     async fn read(&self, id: &UploadId) -> Result<UploadReader, StoreError> {
-        let res = self.client.get(&self.key(id, "")).await?;
-        let stream = res.bytes_stream().map_err(std::io::Error::other);
+        let stream = self
+            .client
+            .get(&self.key(id, ""))
+            .await?
+            .map_err(std::io::Error::other);
         Ok(Box::new(StreamReader::new(stream)))
     }
 
