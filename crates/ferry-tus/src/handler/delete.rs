@@ -1,8 +1,8 @@
 //! DELETE (termination): ends any request in flight for the upload, then removes it and its
 //! bytes ([`super::write::terminate`]).
 
-use axum::extract::{OriginalUri, State};
-use axum::http::{Extensions, HeaderMap, Method, StatusCode};
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::hooks::{Caller, respond};
@@ -32,18 +32,10 @@ use crate::protocol::TusError;
 pub(super) async fn handle(
     State(state): State<TusState>,
     Id(id): Id,
-    method: Method,
-    OriginalUri(uri): OriginalUri,
-    extensions: Extensions,
-    headers: HeaderMap,
+    caller: Caller,
 ) -> Result<Response, TusError> {
-    require_version(&headers)?;
-    let caller = Caller {
-        method: &method,
-        uri: &uri,
-        extensions: &extensions,
-        headers: &headers,
-    };
+    let headers = caller.headers();
+    require_version(headers)?;
     let response = write::terminate(&state, &id, &caller).await?;
     Ok(respond(StatusCode::NO_CONTENT, tus_headers(), response))
 }

@@ -9,6 +9,7 @@
 //! 504) and public message; a refusal is answered exactly as the hook chose. Notifications are
 //! queued by the sender and never make the request wait.
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
@@ -17,8 +18,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::body::Body;
-use axum::extract::ConnectInfo;
-use axum::http::{Extensions, HeaderMap, Method, StatusCode, Uri};
+use axum::extract::{ConnectInfo, FromRequestParts, OriginalUri};
+use axum::http::request::Parts;
+use axum::http::{Extensions, HeaderMap, Request, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use ferry_hooks::{
@@ -32,23 +34,46 @@ use crate::id::UploadId;
 use crate::protocol::{Metadata, TusError};
 use crate::store::{Concat, Location, NewUpload, UploadInfo};
 
-/// The client's request, as far as the write path and its hooks need it.
-#[derive(Clone, Copy)]
-pub(super) struct Caller<'a> {
-    pub(super) method: &'a Method,
-    pub(super) uri: &'a Uri,
-    pub(super) extensions: &'a Extensions,
-    pub(super) headers: &'a HeaderMap,
+/// The client's request, as far as the write path and its hooks need it: its method, URI (as
+/// the client sent it), headers and extensions, taken once by this extractor; the body stays
+/// the handler's.
+pub(super) struct Caller(Parts);
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Infallible> {
+        let uri = parts
+            .extensions
+            .get::<OriginalUri>()
+            .map_or_else(|| parts.uri.clone(), |OriginalUri(uri)| uri.clone());
+        let mut request = Request::new(());
+        *request.method_mut() = parts.method.clone();
+        *request.uri_mut() = uri;
+        *request.version_mut() = parts.version;
+        *request.headers_mut() = parts.headers.clone();
+        *request.extensions_mut() = parts.extensions.clone();
+        Ok(Self(request.into_parts().0))
+    }
 }
 
-impl Caller<'_> {
+impl Caller {
+    pub(super) fn headers(&self) -> &HeaderMap {
+        &self.0.headers
+    }
+
+    pub(super) fn extensions(&self) -> &Extensions {
+        &self.0.extensions
+    }
+
     /// The request as hooks describe it (`HTTPRequest`).
     pub(super) fn info(&self) -> HttpRequestInfo {
         let peer = self
+            .0
             .extensions
             .get::<ConnectInfo<SocketAddr>>()
             .map(|ConnectInfo(addr)| *addr);
-        HttpRequestInfo::from_parts(self.method, self.uri, peer, self.headers)
+        HttpRequestInfo::from_parts(&self.0.method, &self.0.uri, peer, &self.0.headers)
     }
 }
 

@@ -18,8 +18,8 @@
 //! create first and append after (the draft allows a server to omit them).
 
 use axum::body::Body;
-use axum::extract::{OriginalUri, State};
-use axum::http::{Extensions, HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::hooks::{Caller, respond};
@@ -41,21 +41,14 @@ use crate::store::{NewUpload, UploadInfo};
 /// POST on the collection: creation, with the first bytes in the body.
 pub(super) async fn create(
     State(state): State<TusState>,
-    method: Method,
-    OriginalUri(uri): OriginalUri,
-    extensions: Extensions,
-    headers: HeaderMap,
+    caller: Caller,
     body: Body,
 ) -> Result<Response, DraftError> {
-    let caller = Caller {
-        method: &method,
-        uri: &uri,
-        extensions: &extensions,
-        headers: &headers,
-    };
-    let complete = required_complete(&headers)?;
-    let length = parse_u64(&headers, &UPLOAD_LENGTH)?;
-    let declared = parse_u64(&headers, &header::CONTENT_LENGTH)?;
+    let headers = caller.headers();
+    let extensions = caller.extensions();
+    let complete = required_complete(headers)?;
+    let length = parse_u64(headers, &UPLOAD_LENGTH)?;
+    let declared = parse_u64(headers, &header::CONTENT_LENGTH)?;
     // With `?1` the body is the whole upload: its length is the upload's length.
     let length = match (complete, length, declared) {
         (true, Some(len), Some(sent)) if len != sent => return Err(DraftError::Inconsistent),
@@ -73,7 +66,7 @@ pub(super) async fn create(
         length,
         ..NewUpload::default()
     };
-    super::access::claim(&extensions, &mut new)?;
+    super::access::claim(extensions, &mut new)?;
     let request = request_info(&state, &caller);
     let (mut info, mut response) = write::create(&state, request.as_ref(), new).await?;
     let location = state.location_header(&info.id)?;
@@ -118,25 +111,17 @@ pub(super) async fn offset(State(state): State<TusState>, Id(id): Id) -> Respons
 pub(super) async fn append(
     State(state): State<TusState>,
     Id(id): Id,
-    method: Method,
-    OriginalUri(uri): OriginalUri,
-    extensions: Extensions,
-    headers: HeaderMap,
+    caller: Caller,
     body: Body,
 ) -> Result<Response, DraftError> {
-    if !is_partial_upload(&headers) {
+    let headers = caller.headers();
+    if !is_partial_upload(headers) {
         return Err(DraftError::UnsupportedMediaType);
     }
-    let offset = parse_u64(&headers, &UPLOAD_OFFSET)?.ok_or(TusError::MissingOffset)?;
-    let complete = required_complete(&headers)?;
-    let declared = parse_u64(&headers, &header::CONTENT_LENGTH)?;
+    let offset = parse_u64(headers, &UPLOAD_OFFSET)?.ok_or(TusError::MissingOffset)?;
+    let complete = required_complete(headers)?;
+    let declared = parse_u64(headers, &header::CONTENT_LENGTH)?;
 
-    let caller = Caller {
-        method: &method,
-        uri: &uri,
-        extensions: &extensions,
-        headers: &headers,
-    };
     let mut write = Write::begin(&state, &id, &caller).await?;
     if write.info.is_complete() {
         return Err(DraftError::Completed);
@@ -178,17 +163,8 @@ pub(super) async fn append(
 pub(super) async fn cancel(
     State(state): State<TusState>,
     Id(id): Id,
-    method: Method,
-    OriginalUri(uri): OriginalUri,
-    extensions: Extensions,
-    headers: HeaderMap,
+    caller: Caller,
 ) -> Result<Response, DraftError> {
-    let caller = Caller {
-        method: &method,
-        uri: &uri,
-        extensions: &extensions,
-        headers: &headers,
-    };
     let response = write::terminate(&state, &id, &caller).await?;
     let mut out = HeaderMap::new();
     insert_interop(&mut out);

@@ -2,10 +2,11 @@
 //! cannot send PATCH or DELETE. The override names the verb whose handler answers.
 
 use axum::body::Body;
-use axum::extract::{OriginalUri, State};
-use axum::http::{Extensions, HeaderMap, Method, StatusCode};
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
+use super::hooks::Caller;
 use super::path_id::Id;
 use super::state::TusState;
 use super::wire::tus_headers;
@@ -30,27 +31,16 @@ use crate::protocol::headers::X_HTTP_METHOD_OVERRIDE;
     ),
     security(("bearerAuth" = [])),
 )]
-pub(super) async fn handle(
-    state: State<TusState>,
-    id: Id,
-    verb: Method,
-    uri: OriginalUri,
-    extensions: Extensions,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    let method = headers
+pub(super) async fn handle(state: State<TusState>, id: Id, caller: Caller, body: Body) -> Response {
+    let method = caller
+        .headers()
         .get(X_HTTP_METHOD_OVERRIDE)
         .and_then(|v| v.to_str().ok())
         .map(str::to_ascii_uppercase);
     match method.as_deref() {
-        Some("PATCH") => patch::handle(state, id, verb, uri, extensions, headers, body)
-            .await
-            .into_response(),
-        Some("HEAD") => head::handle(state, id, headers).await,
-        Some("DELETE") => delete::handle(state, id, verb, uri, extensions, headers)
-            .await
-            .into_response(),
+        Some("PATCH") => patch::handle(state, id, caller, body).await.into_response(),
+        Some("HEAD") => head::handle(state, id, caller.headers().clone()).await,
+        Some("DELETE") => delete::handle(state, id, caller).await.into_response(),
         _ => (StatusCode::METHOD_NOT_ALLOWED, tus_headers()).into_response(),
     }
 }

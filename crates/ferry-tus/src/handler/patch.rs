@@ -4,8 +4,8 @@
 //! upload this PATCH completes (`concatenation-unfinished`).
 
 use axum::body::Body;
-use axum::extract::{OriginalUri, State};
-use axum::http::{Extensions, HeaderMap, Method, StatusCode, header};
+use axum::extract::State;
+use axum::http::{StatusCode, header};
 use axum::response::Response;
 
 use super::hooks::{Caller, respond};
@@ -52,28 +52,20 @@ use crate::protocol::headers::{UPLOAD_LENGTH, UPLOAD_OFFSET, parse_u64};
 pub(super) async fn handle(
     State(state): State<TusState>,
     Id(id): Id,
-    method: Method,
-    OriginalUri(uri): OriginalUri,
-    extensions: Extensions,
-    headers: HeaderMap,
+    caller: Caller,
     body: Body,
 ) -> Result<Response, TusError> {
-    require_version(&headers)?;
-    if !is_offset_stream(&headers) {
+    let headers = caller.headers();
+    require_version(headers)?;
+    if !is_offset_stream(headers) {
         return Err(TusError::UnsupportedMediaType);
     }
-    let offset = parse_u64(&headers, &UPLOAD_OFFSET)?.ok_or(TusError::MissingOffset)?;
-    let new_length = parse_u64(&headers, &UPLOAD_LENGTH)?;
-    let checksum = parse_checksum(&state, &headers)?;
-    let declared = parse_u64(&headers, &header::CONTENT_LENGTH)?;
+    let offset = parse_u64(headers, &UPLOAD_OFFSET)?.ok_or(TusError::MissingOffset)?;
+    let new_length = parse_u64(headers, &UPLOAD_LENGTH)?;
+    let checksum = parse_checksum(&state, headers)?;
+    let declared = parse_u64(headers, &header::CONTENT_LENGTH)?;
     check_size(&state, new_length)?;
 
-    let caller = Caller {
-        method: &method,
-        uri: &uri,
-        extensions: &extensions,
-        headers: &headers,
-    };
     let mut write = Write::begin(&state, &id, &caller).await?;
     if write.info.offset != offset {
         return Err(TusError::OffsetMismatch {

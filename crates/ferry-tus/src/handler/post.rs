@@ -9,8 +9,8 @@
 //! itself), and pre-finish/post-finish once it is concatenated here.
 
 use axum::body::Body;
-use axum::extract::{OriginalUri, State};
-use axum::http::{Extensions, HeaderMap, Method, StatusCode, header};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
 use ferry_hooks::{HookType, HttpRequestInfo, ResponseOverride};
 
@@ -65,19 +65,12 @@ use crate::store::{Concat, NewUpload, UploadInfo};
 )]
 pub(super) async fn handle(
     State(state): State<TusState>,
-    method: Method,
-    OriginalUri(uri): OriginalUri,
-    extensions: Extensions,
-    headers: HeaderMap,
+    caller: Caller,
     body: Body,
 ) -> Result<Response, TusError> {
-    require_version(&headers)?;
-    let caller = Caller {
-        method: &method,
-        uri: &uri,
-        extensions: &extensions,
-        headers: &headers,
-    };
+    let headers = caller.headers();
+    let extensions = caller.extensions();
+    require_version(headers)?;
     let request = request_info(&state, &caller);
     let concat = match headers.get(UPLOAD_CONCAT) {
         Some(v) => {
@@ -91,13 +84,13 @@ pub(super) async fn handle(
         }
         None => None,
     };
-    let metadata = parse_metadata(&headers)?;
+    let metadata = parse_metadata(headers)?;
     if let Some(ConcatRequest::Final(parts)) = concat {
         return create_final(&state, request.as_ref(), &caller, &parts, metadata).await;
     }
 
-    let length = parse_u64(&headers, &UPLOAD_LENGTH)?;
-    let deferred = parse_defer_length(&headers)?;
+    let length = parse_u64(headers, &UPLOAD_LENGTH)?;
+    let deferred = parse_defer_length(headers)?;
     match (length, deferred) {
         (Some(_), true) => {
             return Err(TusError::InvalidHeader(
@@ -111,13 +104,13 @@ pub(super) async fn handle(
         _ => {}
     }
     check_size(&state, length)?;
-    let with_body = is_offset_stream(&headers);
+    let with_body = is_offset_stream(headers);
     let checksum = if with_body {
-        parse_checksum(&state, &headers)?
+        parse_checksum(&state, headers)?
     } else {
         Checksum::None
     };
-    let declared = parse_u64(&headers, &header::CONTENT_LENGTH)?;
+    let declared = parse_u64(headers, &header::CONTENT_LENGTH)?;
     if with_body && declared.zip(length).is_some_and(|(sent, len)| sent > len) {
         return Err(TusError::BodyTooLong);
     }
@@ -128,7 +121,7 @@ pub(super) async fn handle(
         partial: concat == Some(ConcatRequest::Partial),
         ..NewUpload::default()
     };
-    access::claim(&extensions, &mut new)?;
+    access::claim(extensions, &mut new)?;
     let (info, mut response) = write::create(&state, request.as_ref(), new).await?;
     let mut out = created(&state, &info)?;
     if with_body {
@@ -164,11 +157,11 @@ fn created(state: &TusState, info: &UploadInfo) -> Result<HeaderMap, TusError> {
 async fn create_final(
     state: &TusState,
     request: Option<&HttpRequestInfo>,
-    caller: &Caller<'_>,
+    caller: &Caller,
     parts: &[UploadId],
     metadata: Metadata,
 ) -> Result<Response, TusError> {
-    let headers = caller.headers;
+    let headers = caller.headers();
     if headers.contains_key(UPLOAD_LENGTH) {
         return Err(TusError::InvalidHeader(UPLOAD_LENGTH.as_str().to_owned()));
     }
@@ -188,7 +181,7 @@ async fn create_final(
         };
         // Another subject's part is as unknown as a missing one.
         if info.concat != Some(Concat::Partial)
-            || !access::may_use(caller.extensions, info.owner.as_deref())
+            || !access::may_use(caller.extensions(), info.owner.as_deref())
         {
             return Err(TusError::InvalidConcatParts);
         }
@@ -202,8 +195,8 @@ async fn create_final(
         total = total.saturating_add(info.length.unwrap_or(info.offset));
     }
     check_size(state, Some(total))?;
-    access::claim_final(caller.extensions, total, all_known)?;
-    let owner = access::owner(caller.extensions);
+    access::claim_final(caller.extensions(), total, all_known)?;
+    let owner = access::owner(caller.extensions());
     let mut response = ResponseOverride::default();
     let mut metadata = metadata;
     if let Some(request) = request {

@@ -38,7 +38,7 @@ pub(super) fn check_size(state: &TusState, length: Option<u64>) -> Result<(), Tu
 }
 
 /// The request as hooks describe it, when any hook is enabled.
-pub(super) fn request_info(state: &TusState, caller: &Caller<'_>) -> Option<HttpRequestInfo> {
+pub(super) fn request_info(state: &TusState, caller: &Caller) -> Option<HttpRequestInfo> {
     state.any_enabled(&HookType::ALL).then(|| caller.info())
 }
 
@@ -82,7 +82,7 @@ pub(super) fn merge(response: &mut ResponseOverride, later: ResponseOverride) {
 pub(super) async fn first_bytes(
     state: &TusState,
     info: UploadInfo,
-    caller: &Caller<'_>,
+    caller: &Caller,
     body: Body,
     declared: Option<u64>,
     checksum: Checksum,
@@ -104,7 +104,7 @@ pub(super) async fn first_bytes(
 pub(super) async fn terminate(
     state: &TusState,
     id: &UploadId,
-    caller: &Caller<'_>,
+    caller: &Caller,
 ) -> Result<ResponseOverride, TusError> {
     let terminate = state
         .store()
@@ -151,9 +151,9 @@ impl Write {
     pub(super) async fn begin(
         state: &TusState,
         id: &UploadId,
-        caller: &Caller<'_>,
+        caller: &Caller,
     ) -> Result<Self, TusError> {
-        let slot = state.slots().take(caller.extensions, caller.headers)?;
+        let slot = state.slots().take(caller.extensions(), caller.headers())?;
         let lease = state.lock().acquire(id).await?;
         let info = state.store().info(id).await?;
         state.check_not_expired(&info)?;
@@ -166,7 +166,7 @@ impl Write {
             lease,
             _slot: slot,
             request: request_info(state, caller),
-            principal: caller.extensions.get::<Principal>().cloned(),
+            principal: caller.extensions().get::<Principal>().cloned(),
         })
     }
 
