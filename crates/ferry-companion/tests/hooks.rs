@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use common::*;
 use ferry_companion::CompanionConfig;
-use ferry_companion::s3::{S3Settings, S3State};
 use ferry_hooks::{EnabledEvents, HookSender, HookType, HooksConfig};
 use ferry_testkit::garage::Garage;
 use ferry_testkit::hooks::HookReceiver;
@@ -103,19 +102,11 @@ async fn a_link_import_to_the_form_endpoint_reports_its_answer() {
 async fn an_s3_import_reports_bucket_and_key_and_metrics_count_hooks() {
     let receiver = HookReceiver::start().await;
     let garage = Garage::start().await;
-    let settings = S3Settings {
-        bucket: ferry_s3::S3Bucket {
-            key_prefix: "imports/".to_owned(),
-            ..garage.bucket()
-        },
-        expires: Duration::from_secs(300),
-        auth: None,
-    };
     let data = random_bytes(100_000);
     let origin = Origin::start(data.clone(), OriginOptions::default()).await;
     let hooks = sender(&receiver);
     let config = CompanionConfig {
-        s3: Some(S3State::new(settings).expect("settings")),
+        s3: Some(common::garage_s3(&garage, "imports/")),
         hooks: Arc::new(hooks.clone()),
         ..config(&[])
     };

@@ -7,10 +7,8 @@ mod common;
 mod providers_common;
 
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use bytes::Bytes;
-use ferry_companion::s3::{S3Settings, S3State};
 use ferry_testkit::garage::Garage;
 use ferry_testkit::{random_bytes, sha256_hex};
 use providers_common::*;
@@ -203,17 +201,9 @@ async fn cdn_urls_are_held_to_the_egress_policy() {
 #[tokio::test]
 async fn drive_import_into_s3_multipart_is_byte_exact() {
     let garage = Garage::start().await;
-    let settings = S3Settings {
-        bucket: ferry_s3::S3Bucket {
-            key_prefix: "imports/".to_owned(),
-            ..garage.bucket()
-        },
-        expires: Duration::from_secs(300),
-        auth: None,
-    };
     let env = start_with(Opts {
         exempt_loopback: true,
-        s3: Some(S3State::new(settings).expect("settings")),
+        s3: Some(common::garage_s3(&garage, "imports/")),
         ..Opts::default()
     })
     .await;

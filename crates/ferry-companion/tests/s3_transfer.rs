@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use common::*;
 use ferry_companion::CompanionConfig;
-use ferry_companion::s3::{S3Settings, S3State};
 use ferry_testkit::garage::Garage;
 use ferry_testkit::origin::{Origin, OriginOptions};
 use ferry_testkit::{TestServer, random_bytes, sha256_hex};
@@ -17,16 +16,8 @@ const MIB: usize = 1024 * 1024;
 
 async fn setup() -> (Garage, TestServer) {
     let garage = Garage::start().await;
-    let settings = S3Settings {
-        bucket: ferry_s3::S3Bucket {
-            key_prefix: "imports/".to_owned(),
-            ..garage.bucket()
-        },
-        expires: Duration::from_secs(300),
-        auth: None,
-    };
     let config = CompanionConfig {
-        s3: Some(S3State::new(settings).expect("settings")),
+        s3: Some(common::garage_s3(&garage, "imports/")),
         ..config(&[])
     };
     let server = companion(config, no_names()).await;

@@ -7,8 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferry_companion::egress::StaticResolver;
+use ferry_companion::s3::{S3Settings, S3State};
 use ferry_companion::{AppState, CompanionConfig};
 use ferry_testkit::TestServer;
+use ferry_testkit::garage::Garage;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -185,4 +187,17 @@ pub async fn download(url: &str) -> Vec<u8> {
         resp.status()
     );
     resp.bytes().await.expect("body").to_vec()
+}
+
+/// The companion's S3 destination in `garage`'s bucket, keys under `prefix`, 300 s presigned URLs.
+pub fn garage_s3(garage: &Garage, prefix: &str) -> S3State {
+    S3State::new(S3Settings {
+        bucket: ferry_s3::S3Bucket {
+            key_prefix: prefix.to_owned(),
+            ..garage.bucket()
+        },
+        expires: Duration::from_secs(300),
+        auth: None,
+    })
+    .expect("settings")
 }
