@@ -10,6 +10,7 @@
 //!   within the S3 idle timeout, HEAD answers, and the upload resumes byte-exact; S3 cut off
 //!   answers 503 with a message; Garage killed and restarted mid-uploads loses nothing
 //!   acknowledged.
+//! - [`redis`]: Redis killed and restarted under two instances.
 //!
 //! Figures (kills survived, bytes re-sent, time to recover) are printed with `--nocapture` and
 //! kept in `bench/README.md`.
@@ -18,6 +19,8 @@ mod common;
 mod crashes;
 mod disk;
 mod network;
+#[cfg(feature = "s3")]
+mod redis;
 mod resume;
 #[cfg(feature = "s3")]
 mod s3;
