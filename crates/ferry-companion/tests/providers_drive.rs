@@ -1038,3 +1038,37 @@ async fn cors_star_hands_tokens_to_no_page_it_does_not_name() {
     assert_eq!(r.status(), 200);
     assert!(r.headers().contains_key("access-control-allow-origin"));
 }
+
+#[tokio::test]
+async fn without_a_public_url_a_forged_host_builds_no_link() {
+    let env = start().await;
+    let login = login(&env, "drive", APP, None).await;
+    let unknown = "Unknown host: set --public-url (FERRY_PUBLIC_URL) to this server's public URL for cloud-provider logins";
+    // The provider would send its code to the forged host.
+    let r = env
+        .http
+        .get(
+            env.companion
+                .url(&format!("/drive/connect?state={}", uppy_state(APP))),
+        )
+        .header("host", "evil.example")
+        .send()
+        .await
+        .expect("connect");
+    assert_eq!(r.status(), 400);
+    assert_eq!(r.json::<Value>().await.expect("json")["message"], unknown);
+    // Thumbnail links would point at it.
+    let r = env
+        .http
+        .get(env.companion.url("/drive/list/root"))
+        .header("host", "evil.example:80")
+        .header("uppy-auth-token", &login.token)
+        .send()
+        .await
+        .expect("list");
+    assert_eq!(r.status(), 400);
+    assert_eq!(r.json::<Value>().await.expect("json")["message"], unknown);
+    // This server's own host still works.
+    let (status, page) = get(&env, "/drive/list/root", Some(&login.token)).await;
+    assert_eq!(status, 200, "{page}");
+}

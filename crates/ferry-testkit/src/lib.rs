@@ -48,6 +48,11 @@ impl TestServer {
     /// Serves `router` on `addr` (e.g. `127.0.0.2:0`).
     pub async fn start_on(addr: &str, router: Router) -> Self {
         let listener = TcpListener::bind(addr).await.expect("bind a loopback port");
+        Self::serve(listener, router)
+    }
+
+    /// Serves `router` on a listener bound already (when the router must know its address).
+    pub fn serve(listener: TcpListener, router: Router) -> Self {
         let addr = listener.local_addr().expect("local address");
         let task = tokio::spawn(async move {
             axum::serve(listener, router).await.expect("test server");

@@ -69,7 +69,7 @@ fn mac(secret: &[u8], id: &str) -> Hmac<Sha256> {
 
 /// Whether cookies of this server are `Secure` (its public URL is https).
 fn secure(state: &AppState, headers: &HeaderMap) -> bool {
-    public_base(state, headers).starts_with("https://")
+    public_base(state, headers).is_ok_and(|b| b.starts_with("https://"))
 }
 
 fn name(secure: bool, id: &str) -> String {

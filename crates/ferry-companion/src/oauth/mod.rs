@@ -27,23 +27,37 @@ pub mod send_token;
 use axum::http::HeaderMap;
 use axum::http::header::HOST;
 
+use crate::error::CompanionError;
 use crate::state::AppState;
 
-/// This server's public base URL (no trailing slash): `--public-url` when set, else
-/// `http://{Host}` of the request.
-pub fn public_base(state: &AppState, headers: &HeaderMap) -> String {
-    if let Some(url) = &state.config().providers.public_url {
-        return url.trim_end_matches('/').to_owned();
+/// This server's public base URL (no trailing slash), the base of OAuth redirect URIs and
+/// thumbnail links: `--public-url` when set. Without it, `http://{Host}` only when the `Host`
+/// is one of this server's own origins (its listen address, `localhost` beside loopback):
+/// anything else is refused, so a forged `Host` never chooses where a provider sends its code
+/// or where thumbnail links point. Behind a proxy, set `--public-url`.
+pub fn public_base(state: &AppState, headers: &HeaderMap) -> Result<String, CompanionError> {
+    let config = state.config();
+    if let Some(url) = &config.providers.public_url {
+        return Ok(url.trim_end_matches('/').to_owned());
     }
     let host = headers
         .get(HOST)
         .and_then(|h| h.to_str().ok())
-        .filter(|h| {
-            h.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
-        })
-        .unwrap_or("localhost");
-    format!("http://{host}")
+        .unwrap_or_default();
+    let own = config.own_origins.iter().any(|o| {
+        o.trim_end_matches('/')
+            .strip_prefix("http://")
+            .is_some_and(|authority| authority.eq_ignore_ascii_case(host))
+    });
+    if own && !host.is_empty() {
+        Ok(format!("http://{host}"))
+    } else {
+        Err(CompanionError::BadRequest(
+            "Unknown host: set --public-url (FERRY_PUBLIC_URL) to this server's public URL for \
+             cloud-provider logins"
+                .into(),
+        ))
+    }
 }
 
 /// Whether a browser page at `origin` may receive tokens: an entry of `--cors-origins`, or one

@@ -120,7 +120,7 @@ pub(crate) async fn connect(
             e: expires,
         },
     );
-    let base = public_base(&state, &headers);
+    let base = public_base(&state, &headers)?;
     let redirect_uri = format!("{base}/{p}/redirect");
     let mut url = url::Url::parse(&spec.authorize_url)
         .map_err(|_| CompanionError::Internal("bad authorize URL".into()))?;
@@ -331,7 +331,7 @@ async fn finish_login(
     let Some(code) = q.get("code").filter(|c| !c.is_empty()) else {
         return Err((Some(login), bad("The provider sent no authorization code")));
     };
-    let base = public_base(state, headers);
+    let base = public_base(state, headers).map_err(|e| (None, e))?;
     let redirect_uri = format!("{base}/{p}/redirect");
     let session = match provider
         .exchange_code(code, &redirect_uri, cookie.v.as_deref())

@@ -102,7 +102,7 @@ async fn list(
     let (provider_id, access) = (p.clone(), session.access_token.clone());
     let expires = token::now() + THUMBNAIL_TTL;
     let ctx = ListCtx {
-        thumbnail_base: format!("{}/{p}/thumbnail/", public_base(&state, &headers)),
+        thumbnail_base: format!("{}/{p}/thumbnail/", public_base(&state, &headers)?),
         grant: Box::new(move |file: &str| {
             sealed::seal(
                 &secret,

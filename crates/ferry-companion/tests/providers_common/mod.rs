@@ -102,7 +102,13 @@ pub async fn start_with(opts: Opts) -> Env {
         ],
         ..ProvidersConfig::default()
     };
+    // The companion knows its own address: provider links are built only for its own host.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let own = format!("http://{}", listener.local_addr().expect("addr"));
     let config = CompanionConfig {
+        own_origins: vec![own],
         allow_local_urls: false,
         exempt_ips: if opts.exempt_loopback {
             vec!["127.0.0.1".parse().expect("ip")]
@@ -125,7 +131,7 @@ pub async fn start_with(opts: Opts) -> Env {
     };
     let state =
         AppState::with_resolver(config, Arc::new(StaticResolver::default())).expect("valid config");
-    let companion = TestServer::start(ferry_companion::routes(state.clone())).await;
+    let companion = TestServer::serve(listener, ferry_companion::routes(state.clone()));
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
