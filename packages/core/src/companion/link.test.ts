@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { Ferry } from '../ferry.ts';
-import { type UrlMetaServer, urlMetaServer } from '../test/url-meta.ts';
+import { urlMetaForSuite } from '../test/url-meta.ts';
 import { importLink, linkDescriptor, normaliseUrl } from './link.ts';
 
 test.each([
@@ -18,18 +18,12 @@ test.each([
 });
 
 // A companion stand-in on loopback: /url/meta knows one file and answers 424 for the rest.
-let meta: UrlMetaServer;
-let base = '';
-beforeAll(async () => {
-  meta = await urlMetaServer();
-  base = meta.base;
-});
-afterAll(() => meta.close());
+const meta = urlMetaForSuite();
 
 const engine = (companionUrl?: string) => new Ferry({ companionUrl, online: { isOnline: () => true } });
 
 test('a bare address gets http:// and becomes a remote file that uploads through the companion', async () => {
-  const ferry = engine(`${base}/`);
+  const ferry = engine(`${meta.base}/`);
   const result = await ferry.importLink('origin.test/ok.bin');
   expect(result).toEqual({ ok: true, id: ferry.getFiles()[0]?.id });
   expect(ferry.getFiles()[0]).toMatchObject({
@@ -46,7 +40,7 @@ test('a bare address gets http:// and becomes a remote file that uploads through
 });
 
 test('failures come back as codes and add nothing: fetch-failed, companion-error, invalid-url', async () => {
-  const ferry = engine(base);
+  const ferry = engine(meta.base);
   expect(await ferry.importLink('http://origin.test/gone')).toEqual({
     ok: false,
     code: 'fetch-failed',
@@ -69,10 +63,10 @@ test('failures come back as codes and add nothing: fetch-failed, companion-error
 
 test('an override companion wins over the engine one', async () => {
   const ferry = engine('http://127.0.0.1:9');
-  expect(await importLink(ferry, 'http://origin.test/ok.bin', { companionUrl: base })).toMatchObject({ ok: true });
+  expect(await importLink(ferry, 'http://origin.test/ok.bin', { companionUrl: meta.base })).toMatchObject({ ok: true });
   expect(ferry.getFiles().map((f) => f.name)).toEqual(['ok.bin']);
   // The file names the companion that found it, so its transfer goes there too.
-  expect(ferry.getFiles()[0]?.remote?.companionUrl).toBe(base);
+  expect(ferry.getFiles()[0]?.remote?.companionUrl).toBe(meta.base);
   ferry.destroy();
 });
 

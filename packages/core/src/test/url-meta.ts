@@ -4,6 +4,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
 
 export interface UrlMetaServer {
   /** `http://127.0.0.1:{port}`, no trailing slash. */
@@ -32,5 +33,20 @@ export async function urlMetaServer(): Promise<UrlMetaServer> {
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => new Promise<void>((ok) => server.close(() => ok())),
+  };
+}
+
+/** The server for a whole spec file: started before its tests, closed after; `base` once started. */
+export function urlMetaForSuite(): { readonly base: string } {
+  let server: UrlMetaServer | undefined;
+  beforeAll(async () => {
+    server = await urlMetaServer();
+  });
+  afterAll(() => server?.close());
+  return {
+    get base() {
+      if (!server) throw new Error('the /url/meta server starts in beforeAll');
+      return server.base;
+    },
   };
 }
