@@ -1,10 +1,8 @@
-//! The crate's one error type. Callers map it to HTTP with [`ClusterError::status_code`] or
-//! answer it directly ([`IntoResponse`]): a Redis outage is a 503 with `Retry-After` (tus-js-client
-//! and Uppy retry 5xx), a busy upload a 423, a lost lease a 409 (the work was taken over).
-//! Messages never carry the Redis URL's credentials or Redis' own error text.
-
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+//! The crate's one error type. It knows no HTTP: each adapter maps it to its seam's error (the
+//! upload lock to ferry-tus's `LockError::Unavailable`, a 503 tus clients retry; the transfer
+//! registry to the companion's `Unavailable`). [`ClusterError::is_unavailable`] tells an outage
+//! (retry later) from the rest. Messages never carry the Redis URL's credentials or Redis' own
+//! error text.
 
 /// Everything that can go wrong while coordinating through Redis.
 #[derive(Debug, thiserror::Error)]
@@ -51,40 +49,9 @@ impl From<redis::RedisError> for ClusterError {
 }
 
 impl ClusterError {
-    /// The HTTP status a route answers this error with.
-    pub fn status_code(&self) -> StatusCode {
-        match self {
-            Self::Unavailable(_) | Self::Unreachable { .. } => StatusCode::SERVICE_UNAVAILABLE,
-            Self::LockBusy | Self::Superseded => StatusCode::LOCKED,
-            Self::LeaseLost | Self::AlreadyRegistered => StatusCode::CONFLICT,
-            Self::InvalidUrl { .. } | Self::Protocol(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        }
-    }
-
     /// True when the error means "Redis is not there right now" (503, retry later).
     pub fn is_unavailable(&self) -> bool {
         matches!(self, Self::Unavailable(_) | Self::Unreachable { .. })
-    }
-}
-
-impl IntoResponse for ClusterError {
-    fn into_response(self) -> Response {
-        let status = self.status_code();
-        if status.is_server_error() {
-            tracing::warn!(error = ?self, "cluster coordination failed");
-        }
-        let message = match &self {
-            // Internal details stay in the log.
-            Self::InvalidUrl { .. } | Self::Protocol(_) => "internal error".to_owned(),
-            other => other.to_string(),
-        };
-        let mut response = (status, message).into_response();
-        if status == StatusCode::SERVICE_UNAVAILABLE || status == StatusCode::LOCKED {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        }
-        response
     }
 }
 
@@ -95,35 +62,28 @@ pub type Result<T, E = ClusterError> = std::result::Result<T, E>;
 mod tests {
     use super::*;
 
-    async fn body(response: Response) -> String {
-        let bytes = axum::body::to_bytes(response.into_body(), 1024)
-            .await
-            .expect("body");
-        String::from_utf8(bytes.to_vec()).expect("utf-8")
-    }
-
-    #[tokio::test]
-    async fn outages_answer_503_with_retry_after_and_internals_stay_hidden() {
+    #[test]
+    fn outages_are_told_apart_and_their_message_hides_redis_internals() {
         let outage = ClusterError::Unavailable(redis::RedisError::from((
             redis::ErrorKind::Io,
             "connection refused by 10.0.0.7",
         )));
-        let response = outage.into_response();
-        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
-        assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+        assert!(outage.is_unavailable());
         assert_eq!(
-            body(response).await,
+            outage.to_string(),
             "the coordination store (Redis) is unavailable; try again shortly"
         );
-        let busy = ClusterError::LockBusy.into_response();
-        assert_eq!(busy.status(), StatusCode::LOCKED);
+        let busy = ClusterError::LockBusy;
+        assert!(!busy.is_unavailable());
         assert_eq!(
-            body(busy).await,
+            busy.to_string(),
             "the upload is busy with another request; try again shortly"
         );
-        let odd = ClusterError::Protocol("XAUTOCLAIM reply".into()).into_response();
-        assert_eq!(odd.status(), StatusCode::INTERNAL_SERVER_ERROR);
-        assert_eq!(body(odd).await, "internal error");
-        assert_eq!(ClusterError::LeaseLost.status_code(), StatusCode::CONFLICT);
+        let unreachable = ClusterError::Unreachable {
+            url: "redis://:***@10.0.0.7/".to_owned(),
+            reason: "refused".to_owned(),
+        };
+        assert!(unreachable.is_unavailable());
+        assert!(!ClusterError::LeaseLost.is_unavailable());
     }
 }

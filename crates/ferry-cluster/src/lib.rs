@@ -1,7 +1,7 @@
 //! Redis implementations of Ferry's coordination seams, so several `ferry` instances can share
 //! uploads, transfers, progress sockets and logins. Nothing else in the tree talks to Redis: the
-//! libraries call traits (upload lock, transfer registry, progress hub, auth hand-off) and the
-//! binary plugs these building blocks in behind them when `--redis-url` is set.
+//! libraries call traits (upload lock, transfer registry, progress hub, auth hand-off), this crate
+//! implements them on Redis, and the binary plugs them in when `--redis-url` is set.
 //!
 //! # Layout
 //!
@@ -10,6 +10,8 @@
 //! - [`lock`] — [`LeaseLocks`] and [`Lease`], lease locks with fencing and release requests.
 //! - [`upload_lock`] — [`RedisUploadLocks`], ferry-tus's `UploadLock` on these leases.
 //! - [`transfers`] — [`TransferRegistry`] and [`OwnedTransfer`], records, ownership, takeover.
+//! - [`companion_registry`] — [`RedisRegistry`], ferry-companion's transfer `Registry` on those
+//!   records and the progress topics (keepers, stand-ins for remote sockets, takeovers).
 //! - [`replay`] — [`Topics`], pub/sub with a kept last message (progress frames, auth tokens).
 //! - [`oauth`] — [`OAuthStates`], one-time OAuth state.
 //! - [`figures`] — [`Figures`] for `/metrics` and `/health`.
@@ -19,6 +21,7 @@
 
 mod clock;
 pub mod cluster;
+pub mod companion_registry;
 pub mod config;
 pub mod error;
 pub mod figures;
@@ -31,6 +34,7 @@ pub mod transfers;
 pub mod upload_lock;
 
 pub use cluster::Cluster;
+pub use companion_registry::RedisRegistry;
 pub use config::ClusterConfig;
 pub use error::{ClusterError, Result};
 pub use figures::Figures;

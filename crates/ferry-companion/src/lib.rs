@@ -14,7 +14,8 @@
 //!   transfers live (the [`registry::Registry`] seam: in process, or shared by several
 //!   instances); [`socket`]: the `/api/{token}` websocket.
 //! - [`transfer`]: the engine that streams a source to a destination (both behind traits).
-//! - [`metrics`]: `/metrics` in Prometheus text; [`cors`]: the CORS layer.
+//! - [`metrics`]: the companion's figures in Prometheus text (the server's `/metrics` shows them);
+//!   [`cors`]: the CORS layer.
 //! - [`s3`]: the S3 signing routes.
 //! - [`providers`]: cloud providers (Drive, Instagram) behind one trait, and their routes.
 //! - [`oauth`]: provider login without server sessions; [`token`]: Companion's sealed tokens.
@@ -66,7 +67,6 @@ pub fn routes(state: AppState) -> Router {
         .merge(url_meta::router())
         .merge(url_get::router())
         .merge(socket::router())
-        .merge(metrics::router())
         .merge(providers::routes::router())
         .merge(oauth::routes::router());
     // Without a provider no login can end, so nobody gets to hold a socket waiting for one.

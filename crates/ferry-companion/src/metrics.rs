@@ -1,13 +1,9 @@
-//! Transfer counters and `GET /metrics` in Prometheus text format.
+//! The companion's figures (transfer counters, sign-in sockets) and their Prometheus text
+//! ([`render`]). The server's `GET /metrics` gathers them with the other figures of the
+//! instance (hooks, cluster).
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-use axum::Router;
-use axum::extract::State;
-use axum::http::header;
-use axum::response::IntoResponse;
-use axum::routing::get;
 
 use crate::state::AppState;
 
@@ -76,20 +72,11 @@ impl Metrics {
     }
 }
 
-#[utoipa::path(
-    get,
-    path = "/metrics",
-    tag = "server",
-    description = "Prometheus text: transfers, hooks and (with `--redis-url`) cluster figures.",
-    responses((status = 200, description = "The figures.", body = String, content_type = "text/plain; version=0.0.4")),
-)]
-pub(crate) async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.metrics().render()
-            + &render_auth_sockets(&state)
-            + &render_hooks(state.config().hooks.stats()),
-    )
+/// The companion's figures in Prometheus text: its transfer counters and, with a provider
+/// enabled, the sign-in sockets open now. The server's `GET /metrics` shows them beside the
+/// hooks' and the cluster's.
+pub fn render(state: &AppState) -> String {
+    state.metrics().render() + &render_auth_sockets(state)
 }
 
 /// Sign-in sockets open now (only when a provider is enabled: the route exists only then).
@@ -102,41 +89,4 @@ fn render_auth_sockets(state: &AppState) -> String {
         "# HELP {name} Sign-in sockets waiting for a login's token.\n# TYPE {name} gauge\n{name} {}\n",
         state.auth_sockets().open()
     )
-}
-
-/// The hook sender's counters (the binary shares one sender between tus, the form endpoint and
-/// the companion, so these count every hook sent); nothing without hooks.
-fn render_hooks(stats: Option<ferry_hooks::HookStats>) -> String {
-    let Some(stats) = stats else {
-        return String::new();
-    };
-    let mut out = String::new();
-    for (name, help, value) in [
-        (
-            "ferry_hooks_sent_total",
-            "Hooks the receiver answered.",
-            stats.sent,
-        ),
-        (
-            "ferry_hooks_failed_total",
-            "Hooks that failed after their retries.",
-            stats.failed,
-        ),
-        (
-            "ferry_hooks_dropped_total",
-            "Notifications dropped on a full queue.",
-            stats.dropped,
-        ),
-    ] {
-        let _ = writeln!(
-            out,
-            "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
-        );
-    }
-    out
-}
-
-/// `GET /metrics`.
-pub fn router() -> Router<AppState> {
-    Router::new().route("/metrics", get(metrics))
 }

@@ -159,7 +159,6 @@ pub struct RefreshedToken {
         crate::url_meta::meta,
         crate::url_get::get,
         crate::socket::upgrade,
-        crate::metrics::metrics,
         crate::s3::params::get_params,
         crate::s3::multipart::create,
         crate::s3::multipart::list_parts,
@@ -189,7 +188,6 @@ pub struct RefreshedToken {
         (name = "companion", description = "Link imports and remote transfers (Uppy Companion's wire)."),
         (name = "s3", description = "Signing for direct uploads to the S3 bucket."),
         (name = "providers", description = "Cloud providers (Google Drive, Instagram) and their login."),
-        (name = "server", description = "Health, metrics and this document."),
     )
 )]
 pub struct CompanionApi;

@@ -113,7 +113,7 @@ async fn tus_cancel_terminates_the_destination_upload() {
         .expect("url")
         .join(&location)
         .expect("join");
-    let companion = companion(config(&[tus.origin()]), no_names()).await;
+    let (companion, state) = companion_with_state(config(&[tus.origin()]), no_names()).await;
     let body = json!({"url": origin.file_url(), "protocol": "tus", "endpoint": tus.endpoint(), "uploadUrl": upload_url.as_str()});
     let token = start_transfer(&companion, body).await;
     let mut ws = socket(&companion, &token).await;
@@ -137,12 +137,8 @@ async fn tus_cancel_terminates_the_destination_upload() {
         status == 404 || status == 410,
         "upload still there: {status}"
     );
-    let metrics = reqwest::get(companion.url("/metrics"))
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    // The counters the server's /metrics renders.
+    let metrics = state.metrics().render();
     assert!(
         metrics.contains("ferry_companion_transfers_cancelled_total 1"),
         "{metrics}"

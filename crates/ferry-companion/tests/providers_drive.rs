@@ -117,14 +117,14 @@ async fn closed_auth_sockets_leave_no_slot_no_task_and_a_cap_refuses_more() {
     for i in 0..200 {
         sockets.push(bound_socket(&env, &format!("gone-{i}"), APP).await.0);
     }
-    assert_eq!(open_auth_sockets(&env).await, 200);
+    assert_eq!(open_auth_sockets(&env), 200);
     assert_eq!(env.hub.len(), 200);
     for mut ws in sockets {
         ws.close(None).await.expect("close");
     }
     // The server notices each close on its own; nothing is left once it has.
     tokio::time::timeout(std::time::Duration::from_secs(20), async {
-        while open_auth_sockets(&env).await != 0 || !env.hub.is_empty() {
+        while open_auth_sockets(&env) != 0 || !env.hub.is_empty() {
             tokio::task::yield_now().await;
         }
     })
@@ -165,17 +165,9 @@ async fn closed_auth_sockets_leave_no_slot_no_task_and_a_cap_refuses_more() {
     }
 }
 
-/// `ferry_companion_auth_sockets_open` from `/metrics`.
-async fn open_auth_sockets(env: &Env) -> u64 {
-    let text = env
-        .http
-        .get(env.companion.url("/metrics"))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+/// `ferry_companion_auth_sockets_open` as the server's `/metrics` shows it.
+fn open_auth_sockets(env: &Env) -> u64 {
+    let text = ferry_companion::metrics::render(&env.state);
     text.lines()
         .find_map(|l| l.strip_prefix("ferry_companion_auth_sockets_open "))
         .expect("gauge")

@@ -8,8 +8,9 @@
 //!   [`compat`]: Companion's `COMPANION_*` environment names mapped onto Ferry's;
 //!   [`providers`]: the cloud-provider options (`--google-key`, ...).
 //! - [`auth`]: `--auth-secret` and the quotas: the bearer-token gate and its route table.
-//! - [`cluster`]: `--redis-url` and friends: the Redis upload lock, `/health`'s Redis check and
-//!   the cluster figures on `/metrics`.
+//! - [`cluster`]: `--redis-url` and friends: wiring the Redis adapters of ferry-cluster in, and
+//!   `/health`'s Redis check.
+//! - [`metrics`]: `GET /metrics`, the companion's, the hooks' and the cluster's figures.
 //! - `ui`: the web page at `/`, built into the binary (`--ui-dir` or `--no-ui` change that).
 //! - [`openapi`]: `GET /openapi.json`, merged from the libraries' parts.
 //! - [`reference`]: the option tables of `docs/`, made from clap's declarations.
@@ -27,6 +28,7 @@ pub mod compat;
 pub mod config;
 pub mod hooks;
 mod linger;
+pub mod metrics;
 pub mod openapi;
 pub mod providers;
 pub mod reference;
@@ -104,7 +106,7 @@ async fn build(config: &ServeConfig) -> std::io::Result<Built> {
     .with_hooks(shared_hooks.clone())
     .with_idle_timeout(std::time::Duration::from_secs(config.tus.idle_timeout));
     let mut companion = ferry_companion::CompanionConfig {
-        hooks: shared_hooks,
+        hooks: shared_hooks.clone(),
         // Auth sockets are capped per client address, found as the tus endpoint finds it.
         trusted_proxies: config.tus.trusted_proxies.clone(),
         ..config.companion.to_config(config.listen, signing.clone())?
@@ -124,8 +126,17 @@ async fn build(config: &ServeConfig) -> std::io::Result<Built> {
     let health = Router::new()
         .route("/health", get(cluster::health))
         .with_state(cluster.clone());
+    let metrics = metrics::router(
+        metrics::Sources {
+            companion: companion_state.clone(),
+            hooks: shared_hooks,
+            cluster,
+        },
+        &config.companion.cors_origins,
+    );
     let app = Router::new()
         .merge(health)
+        .merge(metrics)
         .merge(openapi::router()?)
         .merge(ferry_tus::router(tus))
         .merge(ferry_form::router(form))
@@ -136,13 +147,6 @@ async fn build(config: &ServeConfig) -> std::io::Result<Built> {
             (!config.no_ui).then(|| ui::router(config.ui_dir.as_deref())),
         ))
         .layer(axum::middleware::from_fn(surface::json_method_errors));
-    let app = match cluster {
-        Some(cluster) => app.layer(axum::middleware::from_fn_with_state(
-            cluster,
-            cluster::append_metrics,
-        )),
-        None => app,
-    };
     // Every protected route checks the token before anything else runs.
     let app = match gate {
         Some(gate) => app.layer(axum::middleware::from_fn_with_state(

@@ -22,7 +22,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
             a companion server wire-compatible with Uppy's Companion. Unknown paths and methods \
             under an API prefix answer 404 / 405 (with `Allow`) and a JSON `{message}`."
     ),
-    paths(crate::cluster::health, openapi_json),
+    paths(crate::cluster::health, crate::metrics::metrics, openapi_json),
     modifiers(&BearerAuth),
     tags((name = "server", description = "Health, metrics and this document."))
 )]

@@ -148,6 +148,11 @@ async fn hook_flags_wire_one_sender_for_tus_and_the_form_endpoint() {
         metrics.contains("\nferry_hooks_failed_total 0\n"),
         "{metrics}"
     );
+    // Beside the companion's transfer counters, on the same route.
+    assert!(
+        metrics.contains("\nferry_companion_transfers_active 0\n"),
+        "{metrics}"
+    );
     server.abort();
 }
 

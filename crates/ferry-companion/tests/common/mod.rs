@@ -20,8 +20,17 @@ pub type Socket =
 
 /// A companion for tests: allowlist = the given destinations, short timers.
 pub async fn companion(config: CompanionConfig, resolver: StaticResolver) -> TestServer {
+    companion_with_state(config, resolver).await.0
+}
+
+/// [`companion`] and its state, whose transfer counters the server's `/metrics` shows.
+pub async fn companion_with_state(
+    config: CompanionConfig,
+    resolver: StaticResolver,
+) -> (TestServer, AppState) {
     let state = AppState::with_resolver(config, Arc::new(resolver)).expect("valid config");
-    TestServer::start(ferry_companion::routes(state)).await
+    let server = TestServer::start(ferry_companion::routes(state.clone())).await;
+    (server, state)
 }
 
 /// Config allowing `destinations`, local sources, and fast retries.

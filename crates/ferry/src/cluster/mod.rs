@@ -1,25 +1,21 @@
 //! `--redis-url` and friends: joining several `ferry` instances through Redis. With a URL, the
 //! binary connects at start (an unreachable Redis stops it with a message naming the URL without
 //! its password), the tus endpoint takes its upload lock from Redis leases, the companion keeps
-//! its transfers and logins in Redis ([`transfers`], [`handoff`]) so any instance can watch,
-//! steer and take over a transfer, `/health` reports whether Redis answers and `/metrics` gains
-//! the instance's coordination figures. Without one, nothing here runs and everything stays in
-//! process.
+//! its transfers and logins in Redis ([`RedisRegistry`], [`handoff`]) so any instance can watch,
+//! steer and take over a transfer, `/health` reports whether Redis answers and `/metrics`
+//! ([`crate::metrics`]) gains the instance's coordination figures. Without one, nothing here runs
+//! and everything stays in process.
 
 pub mod handoff;
-pub mod transfers;
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::http::{Method, StatusCode, header};
-use axum::middleware::Next;
+use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use clap::Args;
-use ferry_cluster::{Cluster, ClusterConfig, Figures, RedisUploadLocks};
+use ferry_cluster::{Cluster, ClusterConfig, RedisRegistry, RedisUploadLocks};
 use ferry_companion::{AppState, CompanionConfig};
 use ferry_s3::Secret;
 use ferry_tus::lock::UploadLock;
@@ -99,7 +95,7 @@ impl ClusterArgs {
 #[derive(Debug)]
 pub struct Fleet {
     cluster: Cluster,
-    registry: transfers::RedisRegistry,
+    registry: RedisRegistry,
     takeovers: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -111,7 +107,7 @@ impl Fleet {
     pub fn new(cluster: &Cluster, keep: Duration) -> Self {
         Self {
             cluster: cluster.clone(),
-            registry: transfers::RedisRegistry::new(cluster, keep),
+            registry: RedisRegistry::new(cluster, keep),
             takeovers: std::sync::Mutex::default(),
         }
     }
@@ -184,125 +180,6 @@ pub async fn health(State(cluster): State<Option<Cluster>>) -> Response {
     }
 }
 
-/// Largest `/metrics` body read back to append the cluster figures (it is a few KiB).
-const METRICS_LIMIT: usize = 1024 * 1024;
-
-/// Middleware: appends the cluster's figures to a successful `GET /metrics` (the companion's
-/// route renders its own counters; this adds the instance's).
-pub async fn append_metrics(
-    State(cluster): State<Cluster>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let wanted = request.method() == Method::GET && request.uri().path() == "/metrics";
-    let response = next.run(request).await;
-    if !wanted || response.status() != StatusCode::OK {
-        return response;
-    }
-    let (mut parts, body) = response.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, METRICS_LIMIT).await else {
-        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-    };
-    let mut text = String::from_utf8_lossy(&bytes).into_owned();
-    text.push_str(&render(&cluster.figures()));
-    parts.headers.remove(header::CONTENT_LENGTH);
-    Response::from_parts(parts, Body::from(text))
-}
-
-/// The Prometheus text of one instance's figures, labelled with its instance id.
-pub fn render(f: &Figures) -> String {
-    let flag = |b: bool| u64::from(b);
-    let lines: [(&str, &str, &str, u64); 13] = [
-        (
-            "ferry_cluster_redis_reachable",
-            "gauge",
-            "1 when the last Redis command succeeded.",
-            flag(f.redis_reachable),
-        ),
-        (
-            "ferry_cluster_subscriber_connected",
-            "gauge",
-            "1 while the pub/sub connection is up.",
-            flag(f.subscriber_connected),
-        ),
-        (
-            "ferry_cluster_leases_held",
-            "gauge",
-            "Upload lock leases held by this instance.",
-            f.leases_held,
-        ),
-        (
-            "ferry_cluster_leases_lost_total",
-            "counter",
-            "Leases that expired or were taken while held.",
-            f.leases_lost,
-        ),
-        (
-            "ferry_cluster_release_requests_sent_total",
-            "counter",
-            "Release requests sent to other holders.",
-            f.release_requests_sent,
-        ),
-        (
-            "ferry_cluster_release_requests_received_total",
-            "counter",
-            "Release requests received by holders here.",
-            f.release_requests_received,
-        ),
-        (
-            "ferry_cluster_transfers_owned",
-            "gauge",
-            "Transfers owned by this instance.",
-            f.transfers_owned,
-        ),
-        (
-            "ferry_cluster_takeovers_total",
-            "counter",
-            "Transfers claimed from a silent or departed owner.",
-            f.takeovers,
-        ),
-        (
-            "ferry_cluster_handovers_total",
-            "counter",
-            "Transfers handed over at shutdown.",
-            f.handovers,
-        ),
-        (
-            "ferry_cluster_pubsub_reconnects_total",
-            "counter",
-            "Times the pub/sub connection came back.",
-            f.pubsub_reconnects,
-        ),
-        (
-            "ferry_cluster_pubsub_lag_ms_last",
-            "gauge",
-            "Publish-to-receive delay of the last replayed message, ms.",
-            f.pubsub_lag_ms_last,
-        ),
-        (
-            "ferry_cluster_pubsub_lag_ms_max",
-            "gauge",
-            "Largest publish-to-receive delay seen, ms.",
-            f.pubsub_lag_ms_max,
-        ),
-        (
-            "ferry_cluster_redis_errors_total",
-            "counter",
-            "Redis commands that failed or timed out.",
-            f.redis_errors,
-        ),
-    ];
-    let instance = f.instance_id.replace('\\', "\\\\").replace('"', "\\\"");
-    let mut out = String::new();
-    for (name, kind, help, value) in lines {
-        let _ = writeln!(
-            out,
-            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name}{{instance=\"{instance}\"}} {value}"
-        );
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -344,41 +221,5 @@ mod tests {
         assert!(!format!("{args:?}{config:?}").contains("hunter2"));
         let zero = Cli::try_parse_from(["ferry", "serve", "--transfer-takeover", "0"]);
         assert!(zero.is_err());
-    }
-
-    #[test]
-    fn figures_render_as_labelled_prometheus_lines() {
-        let figures = Figures {
-            instance_id: "7-ab\"c".to_owned(),
-            redis_reachable: true,
-            subscriber_connected: false,
-            leases_held: 3,
-            leases_lost: 1,
-            release_requests_sent: 4,
-            release_requests_received: 5,
-            transfers_owned: 0,
-            takeovers: 2,
-            handovers: 0,
-            pubsub_reconnects: 6,
-            pubsub_lag_ms_last: 7,
-            pubsub_lag_ms_max: 9,
-            redis_errors: 8,
-        };
-        let text = render(&figures);
-        for line in [
-            "# TYPE ferry_cluster_leases_held gauge",
-            "ferry_cluster_redis_reachable{instance=\"7-ab\\\"c\"} 1",
-            "ferry_cluster_subscriber_connected{instance=\"7-ab\\\"c\"} 0",
-            "ferry_cluster_leases_held{instance=\"7-ab\\\"c\"} 3",
-            "ferry_cluster_takeovers_total{instance=\"7-ab\\\"c\"} 2",
-            "ferry_cluster_pubsub_lag_ms_max{instance=\"7-ab\\\"c\"} 9",
-            "ferry_cluster_redis_errors_total{instance=\"7-ab\\\"c\"} 8",
-        ] {
-            assert!(
-                text.lines().any(|l| l == line),
-                "{line} missing from\n{text}"
-            );
-        }
-        assert_eq!(text.lines().count(), 13 * 3);
     }
 }

@@ -1,5 +1,5 @@
 //! The companion's transfer registry on Redis ([`ferry_companion::registry::Registry`] over
-//! [`ferry_cluster::TransferRegistry`] and the progress [`Topics`]).
+//! [`TransferRegistry`] and the progress [`Topics`]).
 //!
 //! - A transfer registered here is owned here: a task per transfer (its *keeper*) publishes the
 //!   job's frames to the token's topic, records its checkpoint hints in the transfer's record,
@@ -14,10 +14,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use ferry_cluster::{
-    Claimed, ClusterError, Control as FleetControl, Desired, Directives, OwnedTransfer,
-    TopicStream, Topics, TransferRegistry,
-};
 use ferry_companion::AppState;
 use ferry_companion::CompanionError;
 use ferry_companion::jobs::{Ask, Control, Job, Outcome, error_frame};
@@ -25,6 +21,13 @@ use ferry_companion::registry::{Registry, TransferSpec, new_token};
 use ferry_companion::transfer::{Resumed, resume};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+
+use crate::cluster::Cluster;
+use crate::error::ClusterError;
+use crate::replay::{TopicStream, Topics};
+use crate::transfers::{
+    Claimed, Control as FleetControl, Desired, Directives, OwnedTransfer, TransferRegistry,
+};
 
 /// Most transfers claimed in one reaper round.
 const CLAIMS_PER_ROUND: usize = 16;
@@ -50,7 +53,7 @@ fn unavailable(error: &ClusterError) -> CompanionError {
 
 impl RedisRegistry {
     /// The registry of `cluster`; finished records stay `keep`.
-    pub fn new(cluster: &ferry_cluster::Cluster, keep: Duration) -> Self {
+    pub fn new(cluster: &Cluster, keep: Duration) -> Self {
         Self {
             transfers: cluster.transfers(),
             progress: cluster.progress(),
