@@ -1,7 +1,7 @@
 //! The seam between the upload libraries and whoever listens: [`Hooks`], the one trait
 //! ferry-tus, ferry-form and ferry-companion call at each point of an upload's life, the
-//! [`NoHooks`] default, and [`StopSignal`], the way a post-receive answer reaches the request
-//! that is still writing bytes.
+//! [`NoHooks`] default, [`HookStats`], the delivery counters an implementation may report, and
+//! [`StopSignal`], the way a post-receive answer reaches the request that is still writing bytes.
 
 use std::fmt;
 use std::sync::Arc;
@@ -14,7 +14,6 @@ use crate::decision::{HookDecision, HookReply};
 use crate::error::HookError;
 use crate::event::HookEvent;
 use crate::kind::HookType;
-use crate::sender::HookStats;
 
 /// tusd's default progress interval (`-progress-hooks-interval`, 1s).
 pub const DEFAULT_PROGRESS_INTERVAL: Duration = Duration::from_secs(1);
@@ -58,6 +57,17 @@ pub trait Hooks: Send + Sync + fmt::Debug {
     fn stats(&self) -> Option<HookStats> {
         None
     }
+}
+
+/// Counters of what happened to hooks since start, for logs and metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HookStats {
+    /// Hooks the receiver answered with a usable response.
+    pub sent: u64,
+    /// Hooks that failed (after their retries).
+    pub failed: u64,
+    /// Notifications dropped because the queue was full.
+    pub dropped: u64,
 }
 
 /// No listener: every hook is disabled, every blocking hook proceeds.

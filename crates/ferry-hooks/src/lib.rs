@@ -24,7 +24,8 @@
 //! - [`event`]: the hook request (`Type`, `Upload`, `HTTPRequest`) and its JSON.
 //! - [`response`]: the receiver's answer as tusd parses it.
 //! - [`decision`]: that answer as checked decisions (reject, change id/metadata/storage, stop).
-//! - [`hooks`]: the [`Hooks`] trait, [`NoHooks`] and the post-receive [`StopSignal`].
+//! - [`hooks`]: the [`Hooks`] trait and its [`HookStats`], [`NoHooks`] and the post-receive
+//!   [`StopSignal`].
 //! - [`throttle`]: when post-receive is due ([`ProgressThrottle`]).
 //! - [`config`]: [`HooksConfig`] with tusd's defaults.
 //! - `sender`: [`HookSender`]: enabled filter, timeout, bounded background queue; its
@@ -46,8 +47,8 @@ pub use config::HooksConfig;
 pub use decision::{CustomId, FileChanges, HookDecision, HookReply, ResponseOverride, StorageKey};
 pub use error::HookError;
 pub use event::{HookEvent, HttpRequestInfo, Storage, Upload};
-pub use hooks::{Hooks, NoHooks, StopSignal};
+pub use hooks::{HookStats, Hooks, NoHooks, StopSignal};
 pub use kind::{EnabledEvents, HookType};
 pub use response::HookResponse;
-pub use sender::{HookSender, HookStats};
+pub use sender::HookSender;
 pub use throttle::ProgressThrottle;

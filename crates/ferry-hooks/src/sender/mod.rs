@@ -24,7 +24,7 @@ use crate::config::HooksConfig;
 use crate::decision::HookDecision;
 use crate::error::HookError;
 use crate::event::HookEvent;
-use crate::hooks::{Hooks, StopSignal};
+use crate::hooks::{HookStats, Hooks, StopSignal};
 use crate::kind::{EnabledEvents, HookType};
 use crate::response::HookResponse;
 
@@ -37,17 +37,6 @@ trait Transport: Send + Sync + std::fmt::Debug {
         event: &HookEvent,
         deadline: Option<Instant>,
     ) -> Result<HookResponse, HookError>;
-}
-
-/// Counters of what happened to hooks since start, for logs and metrics.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct HookStats {
-    /// Hooks the receiver answered with a usable response.
-    pub sent: u64,
-    /// Hooks that failed (after their retries).
-    pub failed: u64,
-    /// Notifications dropped because the queue was full.
-    pub dropped: u64,
 }
 
 /// Sends hooks over HTTP or to executables in a directory. Cheap to clone; clones share the
