@@ -17,6 +17,7 @@
 //! - [`principal`]: [`Principal`], who a request acts for, and its limits ([`Admission`]).
 //! - [`quota`]: [`Quota`], bytes per subject over a sliding window.
 //! - [`meter`]: [`Meter`], a file of unknown size charged to the quota as its bytes arrive.
+//! - [`secret`]: [`Secret`], a configured secret that is never printed.
 //! - [`gate`]: [`Gate`], the axum middleware that reads the token (header or `access_token`).
 //! - [`error`]: [`AuthError`], every refusal with its status and message.
 
@@ -27,6 +28,7 @@ pub mod jwt;
 pub mod meter;
 pub mod principal;
 pub mod quota;
+pub mod secret;
 pub mod token;
 
 pub use error::AuthError;
@@ -34,4 +36,5 @@ pub use gate::{Gate, Protect};
 pub use meter::Meter;
 pub use principal::{Admission, Principal};
 pub use quota::Quota;
+pub use secret::Secret;
 pub use token::{Claims, issue, verify};

@@ -29,7 +29,7 @@ pub struct CompanionConfig {
     pub keep_finished: Duration,
     /// Secret shared by all instances: seals cloud-provider tokens and login state (Companion's
     /// format); required when a provider is enabled. Never logged.
-    pub secret: Option<ferry_s3::Secret>,
+    pub secret: Option<ferry_auth::Secret>,
     /// Bytes per tus PATCH request.
     pub tus_chunk_size: u64,
     /// Addresses exempt from the local-address ban (tests and trusted infrastructure only).

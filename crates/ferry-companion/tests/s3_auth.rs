@@ -131,7 +131,7 @@ async fn a_failure_inside_a_200_complete_answer_is_an_error() {
             bucket: "b".into(),
             region: "r".into(),
             access_key: "AK".into(),
-            secret_key: ferry_s3::Secret::new("SK"),
+            secret_key: ferry_auth::Secret::new("SK"),
             force_path_style: true,
             key_prefix: String::new(),
         },

@@ -1,34 +1,7 @@
 //! Where a bucket is and how to sign for it: one settings type for every S3 user in Ferry,
 //! built by the binary from its `--s3-*` flags.
 
-use std::fmt;
-
-/// A secret that never appears in `Debug` output or logs.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-
-    /// The secret itself, for signing only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<String> for Secret {
-    fn from(value: String) -> Self {
-        Self(value)
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[redacted]")
-    }
-}
+use ferry_auth::Secret;
 
 /// How to reach one bucket.
 #[derive(Clone, Debug, Default)]

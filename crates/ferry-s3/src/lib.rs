@@ -7,7 +7,8 @@
 //!
 //! # Layout
 //!
-//! - [`bucket`]: [`S3Bucket`], where and how to reach a bucket, with its secret in [`Secret`].
+//! - [`bucket`]: [`S3Bucket`], where and how to reach a bucket (its secret key a
+//!   [`ferry_auth::Secret`]).
 //! - [`client`]: [`S3Client`], every call Ferry makes (multipart, listing, get/put/delete).
 //! - [`error`]: [`S3Error`], the one error type.
 //! - [`timeouts`]: [`S3Timeouts`], the connect and idle bounds on every call.
@@ -19,7 +20,7 @@ pub mod error;
 pub mod timeouts;
 mod xml;
 
-pub use bucket::{S3Bucket, Secret};
+pub use bucket::S3Bucket;
 pub use client::{Part, S3Client};
 pub use error::S3Error;
 pub use timeouts::{Payload, S3Timeouts};

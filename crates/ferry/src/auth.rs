@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use axum::http::Method;
 use clap::Args;
+use ferry_auth::Secret;
 use ferry_auth::{Gate, Quota};
-use ferry_s3::Secret;
 
 use crate::config::secret;
 

@@ -28,7 +28,7 @@ pub struct CompanionArgs {
     /// tokens and login state in Companion's format; required when a provider is enabled.
     /// Never logged.
     #[arg(long, env = "FERRY_SECRET", hide_env_values = true, value_parser = crate::config::secret)]
-    pub secret: Option<ferry_s3::Secret>,
+    pub secret: Option<ferry_auth::Secret>,
 
     /// Largest file a link import may transfer, in bytes (no limit when unset).
     #[arg(long, env = "FERRY_MAX_FILE_SIZE")]

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use ferry_s3::Secret;
+use ferry_auth::Secret;
 
 #[derive(Debug, Parser)]
 #[command(

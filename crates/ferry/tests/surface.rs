@@ -27,7 +27,7 @@ async fn start(ui_dir: Option<std::path::PathBuf>, s3: S3Args) -> Running {
 /// included, are mounted.
 async fn start_with_provider() -> Running {
     let mut companion = ferry::companion::CompanionArgs {
-        secret: Some(ferry_s3::Secret::new("surface-secret")),
+        secret: Some(ferry_auth::Secret::new("surface-secret")),
         ..Default::default()
     };
     companion.providers.google_key = Some("key".to_owned());
@@ -76,7 +76,7 @@ fn bucket() -> S3Args {
         bucket: Some("surface".to_owned()),
         region: "us-east-1".to_owned(),
         access_key: Some("key".to_owned()),
-        secret_key: Some(ferry_s3::Secret::new("secret")),
+        secret_key: Some(ferry_auth::Secret::new("secret")),
         force_path_style: true,
         key_prefix: String::new(),
         expires: 300,

@@ -117,7 +117,7 @@ pub async fn start_with(opts: Opts) -> Env {
         },
         upload_urls: vec![tus.endpoint(), form.server.url("/upload")],
         cors_origins: opts.cors_origins,
-        secret: Some(ferry_s3::Secret::new(SECRET)),
+        secret: Some(ferry_auth::Secret::new(SECRET)),
         retry_delays: vec![
             Duration::ZERO,
             Duration::from_millis(50),

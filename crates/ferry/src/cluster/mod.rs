@@ -15,9 +15,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use clap::Args;
+use ferry_auth::Secret;
 use ferry_cluster::{Cluster, ClusterConfig, RedisRegistry, RedisUploadLocks};
 use ferry_companion::{AppState, CompanionConfig};
-use ferry_s3::Secret;
 use ferry_tus::lock::UploadLock;
 
 /// Options for running several instances on one Redis (or Valkey).
