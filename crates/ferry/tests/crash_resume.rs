@@ -3,6 +3,8 @@
 //! offset whose bytes are all on disk, and the finished upload must be byte-exact. Under both
 //! sync policies: a crash of the process never loses what the kernel holds.
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -28,18 +30,7 @@ async fn start(data: &Path, fsync: &str) -> Ferry {
 
 /// Creates an upload of `len` bytes; returns its path and id.
 async fn create(ferry: &Ferry, client: &reqwest::Client, len: usize) -> (String, String) {
-    let res = client
-        .post(format!("{}/files/", ferry.base))
-        .header("Tus-Resumable", "1.0.0")
-        .header("Upload-Length", len.to_string())
-        .send()
-        .await
-        .expect("create");
-    assert_eq!(res.status(), 201);
-    let location = res.headers()["location"]
-        .to_str()
-        .expect("ascii")
-        .to_owned();
+    let location = common::create(client, &ferry.base, len).await;
     let id = location.rsplit('/').next().expect("id").to_owned();
     (location, id)
 }

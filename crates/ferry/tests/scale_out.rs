@@ -4,6 +4,8 @@
 //! corrupt it; `/health` follows Redis' reachability and `/metrics` carries the cluster figures.
 #![cfg(feature = "s3")]
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -30,18 +32,7 @@ async fn start(data: &Path, garage: &Garage, redis_url: &str) -> Ferry {
 }
 
 async fn create(client: &reqwest::Client, on: &Ferry, len: usize) -> String {
-    let res = client
-        .post(format!("{}/files/", on.base))
-        .header("Tus-Resumable", "1.0.0")
-        .header("Upload-Length", len.to_string())
-        .send()
-        .await
-        .expect("create");
-    assert_eq!(res.status(), 201);
-    let location = res.headers()["location"]
-        .to_str()
-        .expect("ascii")
-        .to_owned();
+    let location = common::create(client, &on.base, len).await;
     // The path, so the same upload can be addressed on every instance.
     location
         .strip_prefix("http://")
