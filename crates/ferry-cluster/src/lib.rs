@@ -14,11 +14,13 @@
 //!   records and the progress topics (keepers, stand-ins for remote sockets, takeovers).
 //! - [`replay`] — [`Topics`], pub/sub with a kept last message (progress frames, auth tokens).
 //! - [`oauth`] — [`OAuthStates`], one-time OAuth state.
+//! - [`auth_handoff`] — [`RedisHandoff`], ferry-companion's login `AuthHandoff` on the auth topics.
 //! - [`figures`] — [`Figures`] for `/metrics` and `/health`.
 //! - `pubsub` — the instance's one shared subscriber connection; `keys` — key and channel names;
 //!   `clock` — milliseconds for Redis arguments.
 //! - [`error`] — [`ClusterError`].
 
+pub mod auth_handoff;
 mod clock;
 pub mod cluster;
 pub mod companion_registry;
@@ -33,6 +35,7 @@ pub mod replay;
 pub mod transfers;
 pub mod upload_lock;
 
+pub use auth_handoff::RedisHandoff;
 pub use cluster::Cluster;
 pub use companion_registry::RedisRegistry;
 pub use config::ClusterConfig;

@@ -5,8 +5,10 @@
 
 use std::time::Duration;
 
-use ferry_cluster::Topics;
 use ferry_companion::oauth::handoff::{AuthHandoff, Outcome};
+
+use crate::cluster::Cluster;
+use crate::replay::Topics;
 
 /// Login outcomes shared by the fleet.
 #[derive(Debug)]
@@ -15,7 +17,8 @@ pub struct RedisHandoff {
 }
 
 impl RedisHandoff {
-    pub fn new(cluster: &ferry_cluster::Cluster) -> Self {
+    /// The hand-off over `cluster`'s auth topics.
+    pub fn new(cluster: &Cluster) -> Self {
         Self {
             topics: cluster.auth_handoff(),
         }

@@ -1,12 +1,11 @@
 //! `--redis-url` and friends: joining several `ferry` instances through Redis. With a URL, the
 //! binary connects at start (an unreachable Redis stops it with a message naming the URL without
 //! its password), the tus endpoint takes its upload lock from Redis leases, the companion keeps
-//! its transfers and logins in Redis ([`RedisRegistry`], [`handoff`]) so any instance can watch,
-//! steer and take over a transfer, `/health` reports whether Redis answers and `/metrics`
-//! ([`crate::metrics`]) gains the instance's coordination figures. Without one, nothing here runs
-//! and everything stays in process.
-
-pub mod handoff;
+//! its transfers and logins in Redis ([`RedisRegistry`], [`RedisHandoff`]) so any instance can
+//! watch, steer and take over a transfer, `/health` reports whether Redis answers and `/metrics`
+//! ([`crate::metrics`]) gains the instance's coordination figures. The adapters are
+//! ferry-cluster's; this module only parses the options and plugs them in. Without a URL, nothing
+//! here runs and everything stays in process.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +15,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use clap::Args;
 use ferry_auth::Secret;
-use ferry_cluster::{Cluster, ClusterConfig, RedisRegistry, RedisUploadLocks};
+use ferry_cluster::{Cluster, ClusterConfig, RedisHandoff, RedisRegistry, RedisUploadLocks};
 use ferry_companion::{AppState, CompanionConfig};
 use ferry_tus::lock::UploadLock;
 
@@ -115,7 +114,7 @@ impl Fleet {
     /// Puts the shared registry and hand-off into the companion's settings.
     pub fn join(&self, companion: &mut CompanionConfig) {
         companion.registry = Arc::new(self.registry.clone());
-        companion.handoff = Arc::new(handoff::RedisHandoff::new(&self.cluster));
+        companion.handoff = Arc::new(RedisHandoff::new(&self.cluster));
     }
 
     /// Starts taking over transfers of silent instances, resuming them on `state`.
