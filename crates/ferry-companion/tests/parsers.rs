@@ -68,6 +68,9 @@ proptest! {
         bytes[i] = with.as_bytes()[0];
         let changed = String::from_utf8(bytes).expect("ascii");
         prop_assume!(changed != sealed);
+        // The nonce is hex, read case-blind as Companion's Node code reads it: `A` for `a`
+        // there is the same token, not a changed one.
+        prop_assume!(!(i < 32 && changed.eq_ignore_ascii_case(&sealed)));
         prop_assert_eq!(token::open(b"k", &sealed), Ok(payload));
         prop_assert_eq!(token::open(b"k", &changed), Err(TokenError::Invalid));
     }
