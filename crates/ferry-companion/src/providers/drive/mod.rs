@@ -1,16 +1,18 @@
-//! Google Drive (`drive`, Drive API v3). The root lists a virtual "Shared with me" folder and
-//! every shared drive (all pages) before the first page of My Drive; folders come first, then
-//! names; shortcuts open (or download) their target; Google Docs, Sheets, Slides and Drawings
-//! download as docx, xlsx, pptx and pdf with the matching extension; other Workspace types
-//! (Forms, Sites, ...) are listed with `custom.unsupported` instead of hidden; thumbnails are
-//! proxied through `/drive/thumbnail/{id}` because Google's links need credentials.
+//! Google Drive (`drive`, Drive API v3): sign-in, listing, downloads and thumbnails. The root
+//! lists a virtual "Shared with me" folder and every shared drive (all pages) before the first
+//! page of My Drive; folders come first, then names; thumbnails are proxied through
+//! `/drive/thumbnail/{id}` because Google's links need credentials. `items` turns Google's JSON
+//! into listed items; `export` says how Workspace files download.
+
+mod export;
+mod items;
 
 use std::collections::BTreeMap;
 
 use futures_util::{StreamExt, TryStreamExt};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::header::RANGE;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::api::{self, Api};
 use super::config::{GoogleEndpoints, OAuthApp};
@@ -21,15 +23,16 @@ use crate::egress::Egress;
 use crate::transfer::TransferError;
 use crate::transfer::source::ByteStream;
 
+use export::{EXPORT_LIMIT_MESSAGE, export_type, unsupported_reason, with_extension};
+pub use items::valid_id;
+use items::{folder_item, str_of};
+
 const FOLDER: &str = "application/vnd.google-apps.folder";
 const SHORTCUT: &str = "application/vnd.google-apps.shortcut";
 const WORKSPACE: &str = "application/vnd.google-apps.";
 /// The virtual folder of files others shared with the user.
 pub const SHARED_WITH_ME: &str = "shared-with-me";
 const FILE_FIELDS: &str = "id,name,mimeType,size,modifiedTime,thumbnailLink,imageMediaMetadata,videoMediaMetadata,shortcutDetails(targetId,targetMimeType)";
-/// Google's cap on `files.export` (403 `exportSizeLimitExceeded` above it).
-const EXPORT_LIMIT_MESSAGE: &str =
-    "This Google document is too large to be exported (Google exports at most 10 MB)";
 
 /// The Google Drive provider.
 #[derive(Debug)]
@@ -105,42 +108,6 @@ impl Drive {
             .map(str::to_owned))
     }
 
-    /// Every shared drive, all pages.
-    async fn shared_drives(&self, session: &Session) -> Result<Vec<Item>, ProviderError> {
-        let mut out = Vec::new();
-        let mut token = String::new();
-        loop {
-            let mut query = vec![
-                ("pageSize", "100"),
-                ("fields", "nextPageToken,drives(id,name)"),
-            ];
-            if !token.is_empty() {
-                query.push(("pageToken", &token));
-            }
-            let page = self.get_json(session, "/drives", &query).await?;
-            for d in page
-                .get("drives")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let (Some(id), Some(name)) = (
-                    d.get("id").and_then(Value::as_str),
-                    d.get("name").and_then(Value::as_str),
-                ) else {
-                    continue;
-                };
-                let mut custom = BTreeMap::new();
-                custom.insert("isSharedDrive", json!(true));
-                out.push(folder_item(id, name, custom));
-            }
-            match page.get("nextPageToken").and_then(Value::as_str) {
-                Some(next) if !next.is_empty() => token = next.to_owned(),
-                _ => return Ok(out),
-            }
-        }
-    }
-
     async fn metadata(&self, session: &Session, id: &str) -> Result<Value, ProviderError> {
         let path = format!("/files/{id}");
         let fields = "id,name,mimeType,size,thumbnailLink,shortcutDetails(targetId,targetMimeType)";
@@ -167,102 +134,6 @@ impl Drive {
                 .await;
         }
         Ok(meta)
-    }
-
-    fn item(&self, ctx: &ListCtx, f: &Value) -> Option<Item> {
-        let mut id = str_of(f, "id")?;
-        let mut mime = str_of(f, "mimeType").unwrap_or("application/octet-stream");
-        if mime == SHORTCUT {
-            id = f
-                .pointer("/shortcutDetails/targetId")
-                .and_then(Value::as_str)?;
-            mime = f
-                .pointer("/shortcutDetails/targetMimeType")
-                .and_then(Value::as_str)
-                .unwrap_or("application/octet-stream");
-        }
-        if !valid_id(id) {
-            return None;
-        }
-        let name = str_of(f, "name").unwrap_or("Untitled");
-        if mime == FOLDER {
-            return Some(folder_item(id, name, BTreeMap::new()));
-        }
-        let mut custom = BTreeMap::new();
-        custom.insert("isSharedDrive", json!(false));
-        if let Some(img) = f.get("imageMediaMetadata") {
-            custom.insert(
-                "imageWidth",
-                img.get("width").cloned().unwrap_or(Value::Null),
-            );
-            custom.insert(
-                "imageHeight",
-                img.get("height").cloned().unwrap_or(Value::Null),
-            );
-            custom.insert(
-                "imageRotation",
-                img.get("rotation").cloned().unwrap_or(Value::Null),
-            );
-            custom.insert(
-                "imageDateTime",
-                img.get("time").cloned().unwrap_or(Value::Null),
-            );
-        }
-        if let Some(video) = f.get("videoMediaMetadata") {
-            custom.insert(
-                "videoWidth",
-                video.get("width").cloned().unwrap_or(Value::Null),
-            );
-            custom.insert(
-                "videoHeight",
-                video.get("height").cloned().unwrap_or(Value::Null),
-            );
-            custom.insert(
-                "videoDurationMillis",
-                video.get("durationMillis").cloned().unwrap_or(Value::Null),
-            );
-        }
-        let (name, mime_type, size) = if mime.starts_with(WORKSPACE) {
-            match export_type(mime) {
-                Some((export, ext)) => (with_extension(name, ext), export.to_owned(), None),
-                None => {
-                    custom.insert("unsupported", json!(true));
-                    custom.insert("unsupportedReason", json!(unsupported_reason(mime)));
-                    (name.to_owned(), mime.to_owned(), None)
-                }
-            }
-        } else {
-            let size = f.get("size").and_then(|s| {
-                s.as_str()
-                    .and_then(|s| s.parse().ok())
-                    .or_else(|| s.as_u64())
-            });
-            (name.to_owned(), mime.to_owned(), size)
-        };
-        let thumbnail = f
-            .get("thumbnailLink")
-            .and_then(Value::as_str)
-            .map(|_| ctx.thumbnail(id));
-        let icon = thumbnail.clone().unwrap_or_else(|| {
-            if mime_type.starts_with("video/") {
-                "video"
-            } else {
-                "file"
-            }
-            .to_owned()
-        });
-        Some(Item {
-            is_folder: false,
-            icon: Some(icon),
-            id: id.to_owned(),
-            name,
-            request_path: id.to_owned(),
-            modified_date: str_of(f, "modifiedTime").map(str::to_owned),
-            mime_type: Some(mime_type),
-            size,
-            thumbnail,
-            custom,
-        })
     }
 
     async fn token_call(&self, form: &[(&str, &str)]) -> Result<api::TokenAnswer, ProviderError> {
@@ -538,76 +409,6 @@ impl Provider for Drive {
     }
 }
 
-fn folder_item(id: &str, name: &str, custom: BTreeMap<&'static str, Value>) -> Item {
-    Item {
-        is_folder: true,
-        icon: Some("folder".into()),
-        id: id.to_owned(),
-        name: name.to_owned(),
-        request_path: id.to_owned(),
-        modified_date: None,
-        mime_type: Some(FOLDER.into()),
-        size: None,
-        thumbnail: None,
-        custom,
-    }
-}
-
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
-/// Drive ids (and `root`, `shared-with-me`) are URL-safe base64 characters; anything else is
-/// refused before it reaches a query or a path.
-pub fn valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 256
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-/// The download format and extension of a Workspace type that has one.
-fn export_type(mime: &str) -> Option<(&'static str, &'static str)> {
-    Some(match mime.strip_prefix(WORKSPACE)? {
-        "document" => (
-            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-            "docx",
-        ),
-        "spreadsheet" => (
-            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-            "xlsx",
-        ),
-        "presentation" => (
-            "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-            "pptx",
-        ),
-        "drawing" => ("application/pdf", "pdf"),
-        _ => return None,
-    })
-}
-
-fn unsupported_reason(mime: &str) -> String {
-    let kind = match mime.strip_prefix(WORKSPACE).unwrap_or("") {
-        "form" => "Google Forms",
-        "site" => "Google Sites",
-        "map" => "Google My Maps",
-        "jam" => "Jamboards",
-        "vid" => "Google Vids",
-        "script" => "Apps Script projects",
-        _ => "Files of this type",
-    };
-    format!("{kind} cannot be downloaded from Google Drive")
-}
-
-fn with_extension(name: &str, ext: &str) -> String {
-    if name.to_ascii_lowercase().ends_with(&format!(".{ext}")) {
-        name.to_owned()
-    } else {
-        format!("{name}.{ext}")
-    }
-}
-
 /// Google's errors: 401 and `invalid_grant` are auth errors; the export cap gets a readable
 /// message; everything else carries Google's message.
 fn google_error(status: u16, body: &[u8]) -> ProviderError {
@@ -630,41 +431,6 @@ fn google_error(status: u16, body: &[u8]) -> ProviderError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ids_with_path_or_query_tricks_are_refused() {
-        for ok in ["root", "shared-with-me", "1AbC_d-9"] {
-            assert!(valid_id(ok), "{ok}");
-        }
-        for bad in [
-            "",
-            "..",
-            "a/b",
-            "a'b",
-            "a b",
-            "x%2F",
-            "a?b",
-            "é",
-            &"a".repeat(257),
-        ] {
-            assert!(!valid_id(bad), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn workspace_files_get_their_export_extension_once() {
-        assert_eq!(
-            export_type("application/vnd.google-apps.presentation").map(|e| e.1),
-            Some("pptx")
-        );
-        assert_eq!(
-            export_type("application/vnd.google-apps.drawing").map(|e| e.1),
-            Some("pdf")
-        );
-        assert_eq!(export_type("application/vnd.google-apps.form"), None);
-        assert_eq!(with_extension("Report", "docx"), "Report.docx");
-        assert_eq!(with_extension("Report.DOCX", "docx"), "Report.DOCX");
-    }
 
     #[test]
     fn google_errors_map_to_auth_or_readable_messages() {
