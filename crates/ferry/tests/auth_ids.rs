@@ -4,64 +4,17 @@
 //! owner's bytes stay exactly as they were. A token's `prefix` keeps uploads inside the tus
 //! directory. Real HTTP on loopback against the whole server.
 
-use std::net::SocketAddr;
+mod common;
 
-use clap::Parser;
-use ferry::{Cli, Command};
+use common::Server;
 use ferry_auth::Claims;
 use ferry_testkit::{random_bytes, sha256_hex};
 use reqwest::{Method, StatusCode};
-use tokio::net::TcpListener;
 
 const SECRET: &str = "application-shared-secret";
 
-struct Server {
-    base: String,
-    data: tempfile::TempDir,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Server {
-    fn data_dir(&self) -> &std::path::Path {
-        self.data.path()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
 async fn start() -> Server {
-    let data = tempfile::tempdir().expect("temp dir");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr: SocketAddr = listener.local_addr().expect("addr");
-    let dir = data.path().display().to_string();
-    let addr_text = addr.to_string();
-    let args = [
-        "ferry",
-        "serve",
-        "--listen",
-        &addr_text,
-        "--data-dir",
-        &dir,
-        "--no-ui",
-        "--ietf-draft",
-        "--auth-secret",
-        SECRET,
-    ];
-    let Command::Serve(config) = Cli::try_parse_from(args).expect("flags").command;
-    let task = tokio::spawn(async move {
-        ferry::serve(&config, listener, std::future::pending())
-            .await
-            .expect("serve");
-    });
-    Server {
-        base: format!("http://{addr}"),
-        data,
-        task,
-    }
+    common::serve(&["--ietf-draft", "--auth-secret", SECRET]).await
 }
 
 /// A token for `claims`, valid for ten minutes.

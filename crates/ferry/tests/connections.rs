@@ -5,9 +5,12 @@
 //! `e2e/early-answers.e2e.ts`. The accept loop also keeps what `axum::serve` gave: the peer
 //! address on every request, and a shutdown that closes idle connections at once.
 
+mod common;
+
 use std::time::Duration;
 
 use clap::Parser;
+use common::{Server, serve as start};
 use ferry::{Cli, Command};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -15,46 +18,6 @@ use tokio::net::{TcpListener, TcpStream};
 /// Far above any timeout configured here: only a connection that is never closed reaches it.
 const GENEROUS: Duration = Duration::from_secs(20);
 const MIB: usize = 1024 * 1024;
-
-struct Server {
-    addr: std::net::SocketAddr,
-    _data: tempfile::TempDir,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-async fn start(extra: &[&str]) -> Server {
-    let data = tempfile::tempdir().expect("temp dir");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let (listen, dir) = (addr.to_string(), data.path().display().to_string());
-    let mut args = vec![
-        "ferry",
-        "serve",
-        "--listen",
-        &listen,
-        "--data-dir",
-        &dir,
-        "--no-ui",
-    ];
-    args.extend_from_slice(extra);
-    let Command::Serve(config) = Cli::try_parse_from(args).expect("flags").command;
-    let task = tokio::spawn(async move {
-        ferry::serve(&config, listener, std::future::pending())
-            .await
-            .expect("serve");
-    });
-    Server {
-        addr,
-        _data: data,
-        task,
-    }
-}
 
 /// Reads until the server closes the connection; what arrived, or the error that ended it.
 async fn read_until_closed(stream: &mut (impl AsyncReadExt + Unpin)) -> std::io::Result<String> {

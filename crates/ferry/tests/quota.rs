@@ -5,16 +5,15 @@
 //! what was stored before stays (sha256 on disk), nothing is stored past the quota, and a
 //! resumed upload is charged once. Real HTTP on loopback against the whole server.
 
-use std::net::SocketAddr;
+mod common;
+
 use std::path::PathBuf;
 
-use clap::Parser;
-use ferry::{Cli, Command};
+use common::Server;
 use ferry_auth::Claims;
 use ferry_testkit::{random_bytes, sha256_hex};
 use reqwest::{Method, StatusCode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
 const SECRET: &str = "quota-test-secret";
 /// The quota of every server here: 100,000 bytes per subject per hour.
@@ -23,33 +22,10 @@ const OVER: &str = "File too large for the upload quota of 100000 bytes per 3600
 const EXHAUSTED: &str =
     "Upload quota exceeded: 100000 of 100000 bytes used in the last 3600 seconds";
 
-struct Server {
-    base: String,
-    addr: SocketAddr,
-    data: tempfile::TempDir,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
+/// A server with the quota of every test here, plus `extra` flags.
 async fn start(extra: &[&str]) -> Server {
-    let data = tempfile::tempdir().expect("temp dir");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr: SocketAddr = listener.local_addr().expect("addr");
-    let (dir, addr_text) = (data.path().display().to_string(), addr.to_string());
     let quota = QUOTA.to_string();
     let mut args = vec![
-        "ferry",
-        "serve",
-        "--listen",
-        &addr_text,
-        "--data-dir",
-        &dir,
-        "--no-ui",
         "--auth-secret",
         SECRET,
         "--quota-bytes",
@@ -58,18 +34,7 @@ async fn start(extra: &[&str]) -> Server {
         "3600",
     ];
     args.extend_from_slice(extra);
-    let Command::Serve(config) = Cli::try_parse_from(args).expect("flags").command;
-    let task = tokio::spawn(async move {
-        ferry::serve(&config, listener, std::future::pending())
-            .await
-            .expect("serve");
-    });
-    Server {
-        base: format!("http://{addr}"),
-        addr,
-        data,
-        task,
-    }
+    common::serve(&args).await
 }
 
 impl Server {

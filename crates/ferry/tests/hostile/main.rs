@@ -8,6 +8,8 @@
 //! route and token shape), and the property tests of each parser (`tests/parsers.rs` in
 //! ferry-auth, ferry-companion and ferry-hooks; `ferry-tus/tests/behaviour/parsers.rs`).
 
+#[path = "../common/mod.rs"]
+mod common;
 mod companion;
 mod form;
 mod probe;

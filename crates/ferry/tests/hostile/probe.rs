@@ -3,14 +3,11 @@
 //! runner sends every probe and reports every mismatch at once, so a new probe is one line and
 //! a failing run says everything that is wrong.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
-use clap::Parser;
-use ferry::{Cli, Command};
 use ferry_auth::Claims;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 /// The application secret of every server the suite starts.
 pub const SECRET: &str = "hostile-suite-secret";
@@ -18,50 +15,7 @@ pub const SECRET: &str = "hostile-suite-secret";
 /// How long any one probe may take before it counts as a hang.
 const PROBE_LIMIT: Duration = Duration::from_secs(10);
 
-/// A `ferry serve` on 127.0.0.1:0 with its own data directory, stopped when dropped.
-pub struct Server {
-    pub addr: SocketAddr,
-    pub base: String,
-    pub data: tempfile::TempDir,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// Starts `ferry serve --no-ui` with `extra` flags.
-pub async fn start(extra: &[&str]) -> Server {
-    let data = tempfile::tempdir().expect("temp dir");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let dir = data.path().display().to_string();
-    let listen = addr.to_string();
-    let mut args = vec![
-        "ferry",
-        "serve",
-        "--listen",
-        &listen,
-        "--data-dir",
-        &dir,
-        "--no-ui",
-    ];
-    args.extend_from_slice(extra);
-    let Command::Serve(config) = Cli::try_parse_from(args).expect("flags").command;
-    let task = tokio::spawn(async move {
-        ferry::serve(&config, listener, std::future::pending())
-            .await
-            .expect("serve");
-    });
-    Server {
-        addr,
-        base: format!("http://{addr}"),
-        data,
-        task,
-    }
-}
+pub use crate::common::{Server, serve as start};
 
 /// A token for `sub` under [`SECRET`], valid for ten minutes.
 pub fn token(sub: &str) -> String {
