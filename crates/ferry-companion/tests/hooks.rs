@@ -107,7 +107,7 @@ async fn an_s3_import_reports_bucket_and_key_and_metrics_count_hooks() {
     let origin = Origin::start(data.clone(), OriginOptions::default()).await;
     let hooks = sender(&receiver);
     let config = CompanionConfig {
-        s3: Some(common::garage_s3(&garage, "imports/")),
+        s3: Some(common::s3::state(&garage, "imports/")),
         hooks: Arc::new(hooks.clone()),
         ..config(&[])
     };

@@ -1,10 +1,10 @@
 //! Contract tests of the `drive` provider over real HTTP against the testkit's fake Google:
 //! the OAuth login with both hand-offs, hostile inputs (forged and replayed state, foreign
 //! origins, tokens for another provider, path tricks), the list shape and paging to the end,
-//! imports byte-exact at every destination, refresh, logout, rate limits.
+//! imports byte-exact at every destination (tus, form, and `s3-multipart` into a real Garage
+//! bucket), refresh, logout, rate limits.
 
 mod common;
-mod providers_common;
 
 use std::sync::atomic::Ordering;
 
@@ -12,8 +12,9 @@ use futures_util::StreamExt;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
+use common::providers::*;
+use ferry_testkit::garage::Garage;
 use ferry_testkit::{random_bytes, sha256_hex};
-use providers_common::*;
 use serde_json::{Value, json};
 
 const DOCX: &str = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
@@ -39,7 +40,7 @@ async fn websocket_hand_off_reaches_an_early_socket_and_a_late_one() {
     );
     // Late: the popup finishes before the socket connected, so its browser has no binding yet;
     // the page waits (posting to its opener meanwhile) and reloads itself.
-    let late_login = providers_common::login(&env, "drive", APP, Some("late-1")).await;
+    let late_login = common::providers::login(&env, "drive", APP, Some("late-1")).await;
     assert!(
         late_login.page.contains("Finishing sign-in"),
         "{}",
@@ -651,6 +652,39 @@ async fn imports_are_byte_exact_at_tus_and_multipart_and_through_shortcuts() {
         sha256_hex(&common::download(&env.form.server.url(&url)).await),
         sha256_hex(&data)
     );
+}
+
+#[tokio::test]
+async fn drive_import_into_s3_multipart_is_byte_exact() {
+    let garage = Garage::start().await;
+    let env = start_with(Opts {
+        exempt_loopback: true,
+        s3: Some(common::s3::state(&garage, "imports/")),
+        ..Opts::default()
+    })
+    .await;
+    let data = random_bytes(11 * 1024 * 1024 + 5);
+    let id = env
+        .google
+        .state
+        .add_file("root", "big.bin", "application/octet-stream", data.clone());
+    let login = login(&env, "drive", APP, None).await;
+    let body = json!({"fileId": id, "protocol": "s3-multipart", "size": data.len(),
+        "metadata": {"name": "big.bin", "type": "application/octet-stream"}});
+    let (status, answer) = post(&env, &format!("/drive/get/{id}"), Some(&login.token), body).await;
+    assert_eq!(status, 200, "{answer}");
+    let mut ws = common::socket(&env.companion, answer["token"].as_str().expect("token")).await;
+    let (last, _) = common::finish(&mut ws).await;
+    assert_eq!(last["action"], "success", "{last}");
+    let text = last["payload"]["response"]["responseText"]
+        .as_str()
+        .expect("responseText");
+    let key = serde_json::from_str::<serde_json::Value>(text).expect("json")["key"]
+        .as_str()
+        .expect("key")
+        .to_owned();
+    let stored = garage.get_object(&key).await.expect("object");
+    assert_eq!(sha256_hex(&stored), sha256_hex(&data));
 }
 
 #[tokio::test]

@@ -1,17 +1,14 @@
 //! Contract tests of the `instagram` provider against the testkit's fake Instagram: login with
 //! the long-lived token exchange, the `recent` list (carousels flattened, cursor paging to the
-//! end), imports from CDN URLs (byte-exact, under the egress policy), refresh and logout; and an
-//! import into a real Garage bucket (`s3-multipart`), the third destination.
+//! end), imports from CDN URLs (byte-exact, under the egress policy), refresh and logout.
 
 mod common;
-mod providers_common;
 
 use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
-use ferry_testkit::garage::Garage;
+use common::providers::*;
 use ferry_testkit::{random_bytes, sha256_hex};
-use providers_common::*;
 use serde_json::json;
 
 #[tokio::test]
@@ -196,37 +193,4 @@ async fn cdn_urls_are_held_to_the_egress_policy() {
         (status, body["message"].as_str()),
         (400, Some("URL not allowed"))
     );
-}
-
-#[tokio::test]
-async fn drive_import_into_s3_multipart_is_byte_exact() {
-    let garage = Garage::start().await;
-    let env = start_with(Opts {
-        exempt_loopback: true,
-        s3: Some(common::garage_s3(&garage, "imports/")),
-        ..Opts::default()
-    })
-    .await;
-    let data = random_bytes(11 * 1024 * 1024 + 5);
-    let id = env
-        .google
-        .state
-        .add_file("root", "big.bin", "application/octet-stream", data.clone());
-    let login = login(&env, "drive", APP, None).await;
-    let body = json!({"fileId": id, "protocol": "s3-multipart", "size": data.len(),
-        "metadata": {"name": "big.bin", "type": "application/octet-stream"}});
-    let (status, answer) = post(&env, &format!("/drive/get/{id}"), Some(&login.token), body).await;
-    assert_eq!(status, 200, "{answer}");
-    let mut ws = common::socket(&env.companion, answer["token"].as_str().expect("token")).await;
-    let (last, _) = common::finish(&mut ws).await;
-    assert_eq!(last["action"], "success", "{last}");
-    let text = last["payload"]["response"]["responseText"]
-        .as_str()
-        .expect("responseText");
-    let key = serde_json::from_str::<serde_json::Value>(text).expect("json")["key"]
-        .as_str()
-        .expect("key")
-        .to_owned();
-    let stored = garage.get_object(&key).await.expect("object");
-    assert_eq!(sha256_hex(&stored), sha256_hex(&data));
 }

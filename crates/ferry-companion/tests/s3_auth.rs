@@ -2,14 +2,14 @@
 //! CompleteMultipartUpload that fails inside a 200 answer (a fake store, since Garage never
 //! answers that way).
 
-mod s3_common;
+mod common;
 
 use axum::Router;
 use axum::routing::post;
+use common::s3::{Fixture, get_json_with, settings};
 use ferry_auth::token::issue_legacy as issue_token;
 use ferry_companion::s3::{S3State, router};
 use ferry_testkit::TestServer;
-use s3_common::{Fixture, get_json_with, settings};
 use serde_json::Value;
 
 const SECRET: &str = "host-app-shared-secret";
@@ -23,9 +23,9 @@ fn now() -> u64 {
 
 #[tokio::test]
 async fn tokens_are_required_and_uploads_are_bound_to_their_subject() {
-    let mut f = Fixture::start(|g| ferry_companion::s3::S3Settings {
+    let mut f = Fixture::start_with(|g| ferry_companion::s3::S3Settings {
         auth: Some(ferry_auth::Gate::new(SECRET.as_bytes(), |_, _| true)),
-        ..settings(g)
+        ..settings(g, "uploads/")
     })
     .await;
     let alice = issue_token(SECRET.as_bytes(), "alice", now() + 600);

@@ -1,17 +1,17 @@
 //! The `/s3/*` signing routes against a real Garage: every route, the bytes stored (sha256),
 //! and the bad inputs each route must refuse with a precise status and message.
 
-mod s3_common;
+mod common;
 
+use common::s3::{Fixture, get_json, settings};
 use ferry_testkit::{random_bytes, sha256_hex};
-use s3_common::{Fixture, get_json, settings};
 use serde_json::{Value, json};
 
 const MIB: usize = 1024 * 1024;
 
 #[tokio::test]
 async fn params_put_signs_a_single_upload_that_stores_the_bytes() {
-    let f = Fixture::start(settings).await;
+    let f = Fixture::start().await;
     let (status, params) = get_json(
         &f.url("/s3/params?filename=a%20b.txt&type=text/plain&metadata[note]=hi&method=put"),
     )
@@ -42,7 +42,7 @@ async fn params_put_signs_a_single_upload_that_stores_the_bytes() {
 
 #[tokio::test]
 async fn params_post_signs_a_form_upload_that_stores_the_bytes() {
-    let f = Fixture::start(settings).await;
+    let f = Fixture::start().await;
     let (status, params) = get_json(&f.url("/s3/params?filename=pic.png&type=image/png")).await;
     assert_eq!(status, 200, "{params}");
     assert_eq!(params["method"], "POST");
@@ -77,7 +77,7 @@ async fn params_post_signs_a_form_upload_that_stores_the_bytes() {
 
 #[tokio::test]
 async fn params_refuses_bad_queries() {
-    let f = Fixture::start(settings).await;
+    let f = Fixture::start().await;
     for (query, message) in [
         (
             "?type=text/plain",
@@ -96,7 +96,7 @@ async fn params_refuses_bad_queries() {
 
 #[tokio::test]
 async fn multipart_create_sign_put_list_complete_stores_the_bytes() {
-    let f = Fixture::start(settings).await;
+    let f = Fixture::start().await;
     let (upload_id, key) = f.create("big file.bin").await;
     assert!(
         key.starts_with("uploads/") && key.ends_with("-big_file.bin"),
@@ -157,7 +157,7 @@ async fn multipart_create_sign_put_list_complete_stores_the_bytes() {
 
 #[tokio::test]
 async fn multipart_routes_refuse_bad_inputs() {
-    let f = Fixture::start(settings).await;
+    let f = Fixture::start().await;
     let (upload_id, key) = f.create("x.bin").await;
     let k = enc(&key);
     let cases = [
@@ -266,7 +266,7 @@ async fn multipart_routes_refuse_bad_inputs() {
 
 #[tokio::test]
 async fn abort_removes_the_multipart_upload_from_the_store() {
-    let f = Fixture::start(settings).await;
+    let f = Fixture::start().await;
     let (upload_id, key) = f.create("gone.bin").await;
     assert!(f.garage.list_multipart_uploads().await.contains(&upload_id));
     let resp = f
@@ -282,9 +282,9 @@ async fn abort_removes_the_multipart_upload_from_the_store() {
 
 #[tokio::test]
 async fn expiry_is_capped_to_seven_days() {
-    let f = Fixture::start(|g| ferry_companion::s3::S3Settings {
+    let f = Fixture::start_with(|g| ferry_companion::s3::S3Settings {
         expires: std::time::Duration::from_secs(30 * 86_400),
-        ..settings(g)
+        ..settings(g, "uploads/")
     })
     .await;
     let (_, params) = get_json(&f.url("/s3/params?filename=a&method=put")).await;
@@ -299,7 +299,7 @@ async fn expiry_is_capped_to_seven_days() {
 
 #[tokio::test]
 async fn list_parts_follows_every_page() {
-    let f = Fixture::start(settings).await;
+    let f = Fixture::start().await;
     let (upload_id, key) = f.create("many.bin").await;
     let numbers: Vec<String> = (1..=1005).map(|n| n.to_string()).collect();
     let (_, batch) = get_json(&f.url(&format!(

@@ -17,7 +17,7 @@ const MIB: usize = 1024 * 1024;
 async fn setup() -> (Garage, TestServer) {
     let garage = Garage::start().await;
     let config = CompanionConfig {
-        s3: Some(common::garage_s3(&garage, "imports/")),
+        s3: Some(common::s3::state(&garage, "imports/")),
         ..config(&[])
     };
     let server = companion(config, no_names()).await;

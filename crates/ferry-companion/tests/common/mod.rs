@@ -1,16 +1,19 @@
-//! Shared helpers of the companion's integration tests: the companion on `127.0.0.1:0` with a
-//! fixed-table resolver, real tus and form destinations, and a websocket client.
+//! Shared helpers of the companion's integration tests, the one place to look for them: here the
+//! companion on `127.0.0.1:0` with a fixed-table resolver, real tus and form destinations, and a
+//! websocket client; [`providers`] the provider setup (fake Google and Instagram, the OAuth walk);
+//! [`s3`] a Garage bucket as the S3 destination and the `/s3/*` route fixture.
 #![allow(dead_code)]
+
+pub mod providers;
+pub mod s3;
 
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use ferry_companion::egress::StaticResolver;
-use ferry_companion::s3::{S3Settings, S3State};
 use ferry_companion::{AppState, CompanionConfig};
 use ferry_testkit::TestServer;
-use ferry_testkit::garage::Garage;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -196,17 +199,4 @@ pub async fn download(url: &str) -> Vec<u8> {
         resp.status()
     );
     resp.bytes().await.expect("body").to_vec()
-}
-
-/// The companion's S3 destination in `garage`'s bucket, keys under `prefix`, 300 s presigned URLs.
-pub fn garage_s3(garage: &Garage, prefix: &str) -> S3State {
-    S3State::new(S3Settings {
-        bucket: ferry_s3::S3Bucket {
-            key_prefix: prefix.to_owned(),
-            ..garage.bucket()
-        },
-        expires: Duration::from_secs(300),
-        auth: None,
-    })
-    .expect("settings")
 }

@@ -2,7 +2,6 @@
 //! against the testkit's fake Google and Instagram (loopback exempted from the egress ban
 //! through `exempt_ips`, as the configuration allows), real tus and form destinations, a
 //! cookie-carrying walk through the OAuth login, and the auth-callback socket.
-#![allow(dead_code)]
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +21,7 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-use crate::common::{FormDest, Socket, TusDest};
+use super::{FormDest, Socket, TusDest};
 
 pub const SECRET: &str = "provider-test-secret";
 pub const APP: &str = "https://app.example";
@@ -364,8 +363,8 @@ pub fn tus_body(env: &Env, name: &str, size: usize) -> Value {
 
 /// Runs a transfer to the end: the success frame's upload URL.
 pub async fn transfer(env: &Env, token: &str) -> String {
-    let mut ws = crate::common::socket(&env.companion, token).await;
-    let (last, _) = crate::common::finish(&mut ws).await;
+    let mut ws = super::socket(&env.companion, token).await;
+    let (last, _) = super::finish(&mut ws).await;
     assert_eq!(last["action"], "success", "{last}");
     last["payload"]["url"].as_str().expect("url").to_owned()
 }

@@ -1,6 +1,6 @@
-//! Shared setup of the S3 route tests: a Garage node, the `/s3/*` router on loopback, and small
-//! HTTP helpers.
-#![allow(dead_code)]
+//! A Garage bucket as the companion's S3 destination: its settings and state for transfers into
+//! it, and the fixture of the `/s3/*` route tests (Garage, the router on loopback, small HTTP
+//! helpers).
 
 use std::time::Duration;
 
@@ -9,16 +9,21 @@ use ferry_testkit::TestServer;
 use ferry_testkit::garage::Garage;
 use serde_json::Value;
 
-/// Settings pointing at `garage`, with the `uploads/` prefix and a 300 s expiry.
-pub fn settings(garage: &Garage) -> S3Settings {
+/// Settings pointing at `garage`'s bucket, keys under `prefix`, 300 s presigned URLs, no tokens.
+pub fn settings(garage: &Garage, prefix: &str) -> S3Settings {
     S3Settings {
         bucket: ferry_s3::S3Bucket {
-            key_prefix: "uploads/".to_owned(),
+            key_prefix: prefix.to_owned(),
             ..garage.bucket()
         },
         expires: Duration::from_secs(300),
         auth: None,
     }
+}
+
+/// The companion's S3 destination for transfers: [`settings`] made live.
+pub fn state(garage: &Garage, prefix: &str) -> S3State {
+    S3State::new(settings(garage, prefix)).expect("settings")
 }
 
 pub struct Fixture {
@@ -29,7 +34,13 @@ pub struct Fixture {
 }
 
 impl Fixture {
-    pub async fn start(make: impl FnOnce(&Garage) -> S3Settings) -> Self {
+    /// Garage and the `/s3/*` routes with [`settings`] under `uploads/`.
+    pub async fn start() -> Self {
+        Self::start_with(|g| settings(g, "uploads/")).await
+    }
+
+    /// Garage and the `/s3/*` routes with the settings `make` builds (from [`settings`]).
+    pub async fn start_with(make: impl FnOnce(&Garage) -> S3Settings) -> Self {
         let garage = Garage::start().await;
         let state = S3State::new(make(&garage)).expect("valid settings");
         let server = TestServer::start(router(state)).await;
