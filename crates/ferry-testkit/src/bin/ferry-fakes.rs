@@ -1,6 +1,6 @@
-//! `ferry-fakes`: starts the fake Google (with its consent page) and the fake Instagram on
-//! loopback with a small fixture (a folder of files, a Google Doc, a shared drive; photos, a
-//! video and an album), prints one JSON line on stdout (endpoints, app credentials, every
+//! `ferry-fakes`: starts the fake Google (with its consent page), the fake Instagram and the fake
+//! Box (with its consent page) on loopback with a small fixture (a folder of files, a Google Doc,
+//! a shared drive; photos, a video and an album; a Box folder of files), prints one JSON line on stdout (endpoints, app credentials, every
 //! fixture file's id, name and sha256 of the bytes an import must store), and stops when stdin
 //! closes. The e2e specs start the fakes through this binary, so the fixture exists once.
 //!
@@ -11,6 +11,7 @@
 //! printed under `google.bench`.
 
 use bytes::Bytes;
+use ferry_testkit::fake::r#box::FakeBox;
 use ferry_testkit::fake::google::FakeGoogle;
 use ferry_testkit::fake::instagram::FakeInstagram;
 use ferry_testkit::{random_bytes, sha256_hex};
@@ -105,11 +106,29 @@ fn add_bench(g: &ferry_testkit::fake::google::Google, b: &BenchArgs) -> Value {
     out
 }
 
+/// The Box fixture (a folder of files and one at the root), behind the consent page.
+fn add_box(b: &ferry_testkit::fake::r#box::BoxState) -> Value {
+    b.consent_page
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut files = Vec::new();
+    let folder = b.add_folder("0", "Projects");
+    for (name, len) in [("sketch.png", 120_000), ("minutes.txt", 2_000)] {
+        let bytes = random_bytes(len);
+        let id = b.add_file(&folder, name, bytes.clone());
+        files.push(entry(&id, name, &bytes));
+    }
+    let deck = random_bytes(700_000);
+    let id = b.add_file("0", "deck.pdf", deck.clone());
+    files.push(entry(&id, "deck.pdf", &deck));
+    json!(files)
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let bench = BenchArgs::parse(std::env::args().skip(1));
     let google = FakeGoogle::start("google-client", "google-secret").await;
     let ig = FakeInstagram::start("ig-client", "ig-secret").await;
+    let boxed = FakeBox::start("box-client", "box-secret").await;
     google
         .state
         .consent_page
@@ -173,6 +192,8 @@ async fn main() {
     media.push(entry(&ids[0], "album image 1", &a));
     media.push(entry(&ids[1], "album image 2", &b));
 
+    let box_files = add_box(&boxed.state);
+
     let out = json!({
         "google": {
             "authUrl": google.auth_url(), "tokenUrl": google.token_url(), "apiUrl": google.api_url(),
@@ -182,6 +203,11 @@ async fn main() {
         "instagram": {
             "authUrl": ig.auth_url(), "tokenUrl": ig.token_url(), "graphUrl": ig.graph_url(),
             "key": "ig-client", "secret": "ig-secret", "username": ig.state.username, "media": media,
+        },
+        "box": {
+            "authUrl": boxed.auth_url(), "tokenUrl": boxed.token_url(), "apiUrl": boxed.api_url(),
+            "key": "box-client", "secret": "box-secret", "login": boxed.state.login,
+            "files": box_files,
         },
     });
     println!("{out}");

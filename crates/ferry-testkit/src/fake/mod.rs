@@ -1,4 +1,5 @@
-//! In-process fakes of Google (OAuth + Drive v3) and Instagram (Instagram Login + Graph), speaking
+//! In-process fakes of Google (OAuth + Drive v3), Instagram (Instagram Login + Graph) and Box
+//! (OAuth 2.0 with rotating refresh tokens + API 2.0), speaking
 //! the documented wire shapes on `127.0.0.1:0`, with fault switches (expired access tokens,
 //! revoked refresh tokens, 429 and 403 rate limits, 500s, slow and cut download bodies), so the
 //! production provider code is what the tests run.
@@ -6,8 +7,9 @@
 //! # Layout
 //!
 //! [`Faults`] and the download body helper here; [`google`]: [`google::FakeGoogle`];
-//! [`instagram`]: [`instagram::FakeInstagram`].
+//! [`instagram`]: [`instagram::FakeInstagram`]; [`r#box`]: [`r#box::FakeBox`].
 
+pub mod r#box;
 pub mod google;
 pub mod instagram;
 
