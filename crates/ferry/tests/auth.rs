@@ -3,62 +3,26 @@
 //! subject (another subject gets 404); the token's limits and the per-subject quota apply; open
 //! routes stay open. Real HTTP on loopback against the whole server.
 
-use std::net::SocketAddr;
+mod common;
 
-use clap::Parser;
-use ferry::{Cli, Command};
+use common::Server;
 use ferry_auth::Claims;
 use ferry_testkit::origin::{Origin, OriginOptions};
 use ferry_testkit::{random_bytes, sha256_hex};
 use futures_util::StreamExt;
 use reqwest::{Method, StatusCode};
-use tokio::net::TcpListener;
 
 const SECRET: &str = "application-shared-secret";
 
-struct Server {
-    base: String,
-    _data: tempfile::TempDir,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
+/// `ferry serve --no-ui --auth-secret SECRET` plus `extra`; the parsed config's `Debug` (what a
+/// log line would show) never holds the secret.
 async fn start(extra: &[&str]) -> Server {
-    let data = tempfile::tempdir().expect("temp dir");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr: SocketAddr = listener.local_addr().expect("addr");
-    let dir = data.path().display().to_string();
-    let addr_text = addr.to_string();
-    let mut args = vec![
-        "ferry",
-        "serve",
-        "--listen",
-        &addr_text,
-        "--data-dir",
-        &dir,
-        "--no-ui",
-        "--auth-secret",
-        SECRET,
-    ];
+    let mut args = vec!["--no-ui", "--auth-secret", SECRET];
     args.extend_from_slice(extra);
-    let Command::Serve(config) = Cli::try_parse_from(args).expect("flags").command;
-    let debug = format!("{config:?}");
+    let configured = common::configure(&args).await;
+    let debug = format!("{:?}", configured.config);
     assert!(!debug.contains(SECRET), "the secret leaks into Debug");
-    let task = tokio::spawn(async move {
-        ferry::serve(&config, listener, std::future::pending())
-            .await
-            .expect("serve");
-    });
-    Server {
-        base: format!("http://{addr}"),
-        _data: data,
-        task,
-    }
+    configured.start()
 }
 
 fn now() -> u64 {
@@ -99,17 +63,13 @@ async fn message(res: reqwest::Response) -> (StatusCode, String) {
 
 /// Creates a tus upload of `len` bytes as `auth`; returns its URL.
 async fn create(server: &Server, auth: &str, len: usize, meta: &str) -> String {
-    let res = tus(Method::POST, &format!("{}/files/", server.base), Some(auth))
-        .header("Upload-Length", len.to_string())
-        .header("Upload-Metadata", meta)
-        .send()
-        .await
-        .expect("POST");
-    assert_eq!(res.status(), StatusCode::CREATED);
-    let location = res.headers()["location"]
-        .to_str()
-        .expect("ascii")
-        .to_owned();
+    let bearer = format!("Bearer {auth}");
+    let headers = [
+        ("Authorization", bearer.as_str()),
+        ("Upload-Metadata", meta),
+    ];
+    let client = reqwest::Client::new();
+    let location = common::create_with(&client, &server.base, len, &headers).await;
     format!("{}{location}", server.base)
 }
 

@@ -4,30 +4,23 @@
 
 use std::time::Duration;
 
+mod common;
+
 use clap::Parser;
 use ferry::{Cli, Command};
 use ferry_testkit::hooks::HookReceiver;
 use ferry_testkit::{random_bytes, sha256_hex};
 use serde_json::json;
-use tokio::net::TcpListener;
 
 const WAIT: Duration = Duration::from_secs(5);
 
 #[tokio::test]
 async fn hook_flags_wire_one_sender_for_tus_and_the_form_endpoint() {
     let receiver = HookReceiver::start().await;
-    let data = tempfile::tempdir().expect("temp dir");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let cli = Cli::try_parse_from([
-        "ferry",
-        "serve",
-        "--listen",
-        &addr.to_string(),
-        "--data-dir",
-        &data.path().display().to_string(),
+    let receiver_url = receiver.url();
+    let configured = common::configure(&[
         "--hooks-http",
-        &receiver.url(),
+        &receiver_url,
         "--hooks-enabled-events",
         "pre-create,post-finish",
         "--hooks-http-forward-headers",
@@ -41,19 +34,12 @@ async fn hook_flags_wire_one_sender_for_tus_and_the_form_endpoint() {
         "--progress-hooks-interval",
         "250",
     ])
-    .expect("flags");
-    let Command::Serve(config) = cli.command;
-    assert_eq!(
-        config.hooks.progress_hooks_interval,
-        Duration::from_millis(250)
-    );
-    assert_eq!(config.hooks.hooks_http_backoff, Duration::from_millis(100));
-    let server = tokio::spawn(async move {
-        ferry::serve(&config, listener, std::future::pending())
-            .await
-            .expect("serve");
-    });
-    let base = format!("http://{addr}");
+    .await;
+    let hooks = &configured.config.hooks;
+    assert_eq!(hooks.progress_hooks_interval, Duration::from_millis(250));
+    assert_eq!(hooks.hooks_http_backoff, Duration::from_millis(100));
+    let server = configured.start();
+    let (base, data) = (&server.base, server.data.path());
     let client = reqwest::Client::new();
 
     // A tus upload in one request: post-finish names the file under the data directory.
@@ -75,7 +61,7 @@ async fn hook_flags_wire_one_sender_for_tus_and_the_form_endpoint() {
     assert_eq!(upload["Storage"]["Type"], "filestore");
     let path = upload["Storage"]["Path"].as_str().expect("path");
     assert!(
-        path.starts_with(&data.path().join("tus").display().to_string()),
+        path.starts_with(&data.join("tus").display().to_string()),
         "{path}"
     );
     assert_eq!(
@@ -107,7 +93,7 @@ async fn hook_flags_wire_one_sender_for_tus_and_the_form_endpoint() {
         .as_str()
         .expect("path");
     assert!(
-        path.starts_with(&data.path().join("form").display().to_string()),
+        path.starts_with(&data.join("form").display().to_string()),
         "{path}"
     );
 
@@ -153,7 +139,6 @@ async fn hook_flags_wire_one_sender_for_tus_and_the_form_endpoint() {
         metrics.contains("\nferry_companion_transfers_active 0\n"),
         "{metrics}"
     );
-    server.abort();
 }
 
 #[test]

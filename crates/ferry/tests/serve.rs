@@ -1,54 +1,12 @@
 //! The wired application over real HTTP: health, the page, and a tus upload stored on disk.
 
-use ferry::ServeConfig;
+mod common;
+
 use ferry_testkit::{random_bytes, sha256_hex};
-use tokio::net::TcpListener;
-
-struct Running {
-    base: String,
-    data: tempfile::TempDir,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-async fn start(ui_dir: Option<std::path::PathBuf>) -> Running {
-    start_with(ui_dir, false).await
-}
-
-async fn start_with(ui_dir: Option<std::path::PathBuf>, no_ui: bool) -> Running {
-    let data = tempfile::tempdir().expect("temp dir");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    let config = ServeConfig {
-        listen: listener.local_addr().expect("addr"),
-        data_dir: data.path().to_owned(),
-        ui_dir,
-        no_ui,
-        max_size: None,
-        header_timeout: 30,
-        s3: Default::default(),
-        tus: Default::default(),
-        companion: Default::default(),
-        hooks: Default::default(),
-        auth: Default::default(),
-        cluster: Default::default(),
-    };
-    let task = tokio::spawn(async move {
-        ferry::serve(&config, listener, std::future::pending())
-            .await
-            .expect("serve");
-    });
-    Running { base, data, task }
-}
 
 #[tokio::test]
 async fn health_answers_ok() {
-    let server = start(None).await;
+    let server = common::serve(&[]).await;
     let res = reqwest::get(format!("{}/health", server.base))
         .await
         .expect("request");
@@ -59,7 +17,8 @@ async fn health_answers_ok() {
 async fn page_is_served_from_the_ui_dir_with_index_fallback() {
     let ui = tempfile::tempdir().expect("temp dir");
     std::fs::write(ui.path().join("index.html"), "<title>ferry page</title>").expect("write");
-    let server = start(Some(ui.path().to_owned())).await;
+    let ui_dir = ui.path().display().to_string();
+    let server = common::configure(&["--ui-dir", &ui_dir]).await.start();
     for path in ["/", "/some/client/route"] {
         let res = reqwest::get(format!("{}{path}", server.base))
             .await
@@ -74,7 +33,7 @@ async fn page_is_served_from_the_ui_dir_with_index_fallback() {
 #[tokio::test]
 async fn embedded_page_is_the_built_demo_page() {
     let dist = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps/demo/dist");
-    let server = start(None).await;
+    let server = common::configure(&[]).await.start();
     let get = |path: &str| reqwest::get(format!("{}{path}", server.base));
     let Ok(index) = std::fs::read_to_string(dist.join("index.html")) else {
         let res = get("/").await.expect("request");
@@ -131,7 +90,7 @@ async fn embedded_page_is_the_built_demo_page() {
 
 #[tokio::test]
 async fn no_ui_serves_the_api_only() {
-    let server = start_with(None, true).await;
+    let server = common::serve(&[]).await;
     let page = reqwest::get(format!("{}/", server.base))
         .await
         .expect("request");
@@ -171,21 +130,10 @@ fn ui_dir_and_no_ui_conflict() {
 
 #[tokio::test]
 async fn tus_upload_lands_in_the_data_dir() {
-    let server = start(None).await;
+    let server = common::serve(&[]).await;
     let client = reqwest::Client::new();
     let bytes = random_bytes(300_000);
-    let created = client
-        .post(format!("{}/files/", server.base))
-        .header("Tus-Resumable", "1.0.0")
-        .header("Upload-Length", bytes.len().to_string())
-        .send()
-        .await
-        .expect("create");
-    assert_eq!(created.status(), 201);
-    let location = created.headers()["location"]
-        .to_str()
-        .expect("ascii")
-        .to_owned();
+    let location = common::create(&client, &server.base, bytes.len()).await;
     let patched = client
         .patch(format!("{}{location}", server.base))
         .header("Tus-Resumable", "1.0.0")
@@ -207,23 +155,12 @@ async fn tus_upload_lands_in_the_data_dir() {
 async fn shutdown_closes_a_stalled_upload_after_the_grace_period() {
     use tokio::io::AsyncWriteExt;
 
-    let data = tempfile::tempdir().expect("temp dir");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let common::Configured {
+        config,
+        listener,
+        data: _data,
+    } = common::configure(&[]).await;
     let addr = listener.local_addr().expect("addr");
-    let config = ServeConfig {
-        listen: addr,
-        data_dir: data.path().to_owned(),
-        ui_dir: None,
-        no_ui: false,
-        max_size: None,
-        header_timeout: 30,
-        s3: Default::default(),
-        tus: Default::default(),
-        companion: Default::default(),
-        hooks: Default::default(),
-        auth: Default::default(),
-        cluster: Default::default(),
-    };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let grace = std::time::Duration::from_millis(300);
     let server = tokio::spawn(async move {
@@ -240,17 +177,7 @@ async fn shutdown_closes_a_stalled_upload_after_the_grace_period() {
 
     // A client that creates an upload, then starts a PATCH and never sends its body.
     let client = reqwest::Client::new();
-    let created = client
-        .post(format!("http://{addr}/files/"))
-        .header("Tus-Resumable", "1.0.0")
-        .header("Upload-Length", "1000000")
-        .send()
-        .await
-        .expect("create");
-    let location = created.headers()["location"]
-        .to_str()
-        .expect("ascii")
-        .to_owned();
+    let location = common::create(&client, &format!("http://{addr}"), 1_000_000).await;
     let mut stalled = tokio::net::TcpStream::connect(addr).await.expect("connect");
     let head = format!(
         "PATCH {location} HTTP/1.1\r\nHost: {addr}\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\n\

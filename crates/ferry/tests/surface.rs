@@ -2,88 +2,45 @@
 //! JSON `{message}` 404s and 405s (never the page), the page answers only navigations, `/s3/*`
 //! without a bucket says so, and `/openapi.json` describes every route.
 
-use ferry::ServeConfig;
-use ferry::config::S3Args;
+mod common;
+
 use reqwest::Method;
-use tokio::net::TcpListener;
 
-struct Running {
-    base: String,
-    _data: tempfile::TempDir,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.task.abort();
+/// `ferry serve` with the page (from `ui_dir`, else the embedded one) and `extra` flags.
+async fn start(ui_dir: Option<&std::path::Path>, extra: &[&str]) -> common::Server {
+    let ui_dir = ui_dir.map(|d| d.display().to_string());
+    let mut args = Vec::from(extra);
+    if let Some(dir) = &ui_dir {
+        args.extend(["--ui-dir", dir]);
     }
-}
-
-async fn start(ui_dir: Option<std::path::PathBuf>, s3: S3Args) -> Running {
-    start_with(ui_dir, s3, Default::default()).await
-}
-
-/// A server with a cloud provider enabled (never contacted): its routes, the login socket
-/// included, are mounted.
-async fn start_with_provider() -> Running {
-    let mut companion = ferry::companion::CompanionArgs {
-        secret: Some(ferry_auth::Secret::new("surface-secret")),
-        ..Default::default()
-    };
-    companion.providers.google_key = Some("key".to_owned());
-    companion.providers.google_secret = Some("secret".to_owned());
-    start_with(None, bucket(), companion).await
-}
-
-async fn start_with(
-    ui_dir: Option<std::path::PathBuf>,
-    s3: S3Args,
-    companion: ferry::companion::CompanionArgs,
-) -> Running {
-    let data = tempfile::tempdir().expect("temp dir");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    let config = ServeConfig {
-        listen: listener.local_addr().expect("addr"),
-        data_dir: data.path().to_owned(),
-        ui_dir,
-        no_ui: false,
-        max_size: None,
-        header_timeout: 30,
-        s3,
-        tus: Default::default(),
-        companion,
-        hooks: Default::default(),
-        auth: Default::default(),
-        cluster: Default::default(),
-    };
-    let task = tokio::spawn(async move {
-        ferry::serve(&config, listener, std::future::pending())
-            .await
-            .expect("serve");
-    });
-    Running {
-        base,
-        _data: data,
-        task,
-    }
+    common::configure(&args).await.start()
 }
 
 /// A bucket that is never contacted: routing alone is under test.
-fn bucket() -> S3Args {
-    S3Args {
-        endpoint: Some("http://127.0.0.1:9".to_owned()),
-        bucket: Some("surface".to_owned()),
-        region: "us-east-1".to_owned(),
-        access_key: Some("key".to_owned()),
-        secret_key: Some(ferry_auth::Secret::new("secret")),
-        force_path_style: true,
-        key_prefix: String::new(),
-        expires: 300,
-        connect_timeout: None,
-        idle_timeout: None,
-        auth_secret: None,
-    }
+const BUCKET: &[&str] = &[
+    "--s3-endpoint",
+    "http://127.0.0.1:9",
+    "--s3-bucket",
+    "surface",
+    "--s3-access-key",
+    "key",
+    "--s3-secret-key",
+    "secret",
+    "--s3-force-path-style",
+];
+
+/// A server with a cloud provider enabled (never contacted): its routes, the login socket
+/// included, are mounted.
+async fn start_with_provider() -> common::Server {
+    let provider = [
+        "--secret",
+        "surface-secret",
+        "--google-key",
+        "key",
+        "--google-secret",
+        "secret",
+    ];
+    start(None, &[BUCKET, &provider].concat()).await
 }
 
 /// A page directory with an index and one asset.
@@ -132,7 +89,7 @@ async fn assert_json_error(res: reqwest::Response, method: &str, path: &str, sta
 #[tokio::test]
 async fn unknown_paths_under_every_api_prefix_are_json_404s() {
     let ui = page_dir();
-    let server = start(Some(ui.path().to_owned()), bucket()).await;
+    let server = start(Some(ui.path()), BUCKET).await;
     let cases = [
         ("HEAD", "/files/abc/def"),
         ("GET", "/files/abc/def"),
@@ -164,7 +121,7 @@ async fn unknown_paths_under_every_api_prefix_are_json_404s() {
 
 #[tokio::test]
 async fn wrong_methods_on_known_paths_are_json_405s_with_allow() {
-    let server = start(None, bucket()).await;
+    let server = start(None, BUCKET).await;
     // Each path with a method it does not take and every method it does.
     let cases: &[(&str, &str, &[&str])] = &[
         ("PUT", "/files/", &["POST", "OPTIONS"]),
@@ -213,7 +170,7 @@ async fn wrong_methods_on_known_paths_are_json_405s_with_allow() {
 
 #[tokio::test]
 async fn s3_routes_without_a_bucket_say_so() {
-    let server = start(None, S3Args::default()).await;
+    let server = start(None, &[]).await;
     for (method, path) in [
         ("GET", "/s3/params?filename=a&type=text/plain"),
         ("POST", "/s3/multipart"),
@@ -240,7 +197,7 @@ async fn s3_routes_without_a_bucket_say_so() {
 #[tokio::test]
 async fn the_page_answers_navigations_only() {
     let ui = page_dir();
-    let dir = start(Some(ui.path().to_owned()), S3Args::default()).await;
+    let dir = start(Some(ui.path()), &[]).await;
     let html = "text/html,application/xhtml+xml,*/*;q=0.8";
     for path in ["/", "/some/client/route"] {
         let res = send(&dir.base, "GET", path, html).await;
@@ -266,7 +223,7 @@ async fn the_page_answers_navigations_only() {
 
     // A --ui-dir with no page in it: the "not built" placeholder, for navigations only.
     let empty = tempfile::tempdir().expect("temp dir");
-    let placeholder = start(Some(empty.path().to_owned()), S3Args::default()).await;
+    let placeholder = start(Some(empty.path()), &[]).await;
     let page = send(&placeholder.base, "GET", "/some/client/route", html).await;
     assert_eq!(page.status(), 200);
     assert!(
@@ -278,7 +235,7 @@ async fn the_page_answers_navigations_only() {
     let asset = send(&placeholder.base, "GET", "/missing.js", html).await;
     assert_eq!(asset.status(), 404);
 
-    let embedded = start(None, S3Args::default()).await;
+    let embedded = start(None, &[]).await;
     let dist = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../apps/demo/dist");
     let built = dist.join("index.html").is_file();
     let page = send(&embedded.base, "GET", "/some/client/route", html).await;
@@ -298,7 +255,7 @@ async fn the_page_answers_navigations_only() {
 
 #[tokio::test]
 async fn openapi_document_describes_every_route() {
-    let server = start(None, S3Args::default()).await;
+    let server = start(None, &[]).await;
     let res = send(&server.base, "GET", "/openapi.json", "application/json").await;
     assert_eq!(res.status(), 200);
     assert!(
@@ -572,7 +529,7 @@ async fn the_document_matches_the_router() {
 /// schema lists (an upload, the provider list, an error).
 #[tokio::test]
 async fn schemas_match_real_answers() {
-    let server = start(None, S3Args::default()).await;
+    let server = start(None, &[]).await;
     let doc: serde_json::Value = send(&server.base, "GET", "/openapi.json", "*/*")
         .await
         .json()

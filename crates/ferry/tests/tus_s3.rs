@@ -3,55 +3,25 @@
 //! into a final one.
 #![cfg(feature = "s3")]
 
-use clap::Parser;
-use ferry::{Cli, Command};
+mod common;
+
 use ferry_testkit::garage::Garage;
 use ferry_testkit::{random_bytes, sha256_hex};
-use tokio::net::TcpListener;
 
 #[tokio::test]
 async fn tus_upload_to_the_s3_store() {
     let garage = Garage::start().await;
-    let data = tempfile::tempdir().expect("temp dir");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let mut args: Vec<String> = [
-        "ferry",
-        "serve",
-        "--listen",
-        &addr.to_string(),
-        "--data-dir",
-        &data.path().display().to_string(),
-        "--store",
-        "s3",
-    ]
-    .map(str::to_owned)
-    .to_vec();
-    args.extend(garage.ferry_args());
-    let cli = Cli::try_parse_from(args).expect("flags");
-    let Command::Serve(config) = cli.command;
-    let server = tokio::spawn(async move {
-        ferry::serve(&config, listener, std::future::pending())
-            .await
-            .expect("serve");
-    });
-    let base = format!("http://{addr}");
+    let store = garage.ferry_args();
+    let mut args = vec!["--store", "s3"];
+    args.extend(store.iter().map(String::as_str));
+    let server = common::configure(&args).await.start();
+    let base = &server.base;
     let client = reqwest::Client::new();
     let bytes = random_bytes(11 * 1024 * 1024 + 4321);
 
-    let res = client
-        .post(format!("{base}/files/"))
-        .header("Tus-Resumable", "1.0.0")
-        .header("Upload-Length", bytes.len().to_string())
-        .header("Upload-Metadata", "filetype aW1hZ2UvcG5n")
-        .send()
-        .await
-        .expect("create");
-    assert_eq!(res.status(), 201);
-    let url = format!(
-        "{base}{}",
-        res.headers()["location"].to_str().expect("ascii")
-    );
+    let meta = [("Upload-Metadata", "filetype aW1hZ2UvcG5n")];
+    let location = common::create_with(&client, base, bytes.len(), &meta).await;
+    let url = format!("{base}{location}");
     let mut offset = 0;
     for end in [3 * 1024 * 1024, 9 * 1024 * 1024 + 1, bytes.len()] {
         let res = client
@@ -101,9 +71,9 @@ async fn tus_upload_to_the_s3_store() {
     let parts = [&bytes[..6 * 1024 * 1024 + 1], &bytes[6 * 1024 * 1024 + 1..]];
     let mut part_paths = Vec::new();
     for part in parts {
-        part_paths.push(create_partial(&client, &base, part.len(), Some(part)).await);
+        part_paths.push(create_partial(&client, base, part.len(), Some(part)).await);
     }
-    let url = create_final(&client, &base, &part_paths).await;
+    let url = create_final(&client, base, &part_paths).await;
     assert_eq!(
         offset_of(&client, &url).await,
         Some(bytes.len().to_string())
@@ -118,9 +88,9 @@ async fn tus_upload_to_the_s3_store() {
             .any(|e| e == "concatenation-unfinished"),
         "{extensions}"
     );
-    let first = create_partial(&client, &base, parts[0].len(), Some(parts[0])).await;
-    let second = create_partial(&client, &base, parts[1].len(), None).await;
-    let url = create_final(&client, &base, &[first, second.clone()]).await;
+    let first = create_partial(&client, base, parts[0].len(), Some(parts[0])).await;
+    let second = create_partial(&client, base, parts[1].len(), None).await;
+    let url = create_final(&client, base, &[first, second.clone()]).await;
     assert_eq!(
         offset_of(&client, &url).await,
         None,
@@ -141,7 +111,6 @@ async fn tus_upload_to_the_s3_store() {
         Some(bytes.len().to_string())
     );
     assert_eq!(downloaded_sha256(&client, &url).await, sha256_hex(&bytes));
-    server.abort();
 }
 
 /// POSTs a partial upload of `len` bytes, with `bytes` as its first bytes when given; returns

@@ -1,12 +1,12 @@
 //! Helpers the binary's integration tests share (each test file that needs them says
-//! `mod common;`): a whole `ferry serve` on 127.0.0.1:0 with its own data directory, and
-//! creating a tus upload on a running `ferry`.
+//! `mod common;`): a whole `ferry serve` on 127.0.0.1:0 with its own data directory (parsed
+//! from its flags, then started), and creating a tus upload on a running `ferry`.
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
 
 use clap::Parser;
-use ferry::{Cli, Command};
+use ferry::{Cli, Command, ServeConfig};
 use tokio::net::TcpListener;
 
 /// A `ferry serve --no-ui` running in this process, stopped when dropped.
@@ -32,46 +32,83 @@ impl Drop for Server {
     }
 }
 
-/// Starts `ferry serve --listen 127.0.0.1:PORT --data-dir TMP --no-ui` plus `extra`.
-pub async fn serve(extra: &[&str]) -> Server {
+/// A `ferry serve` parsed from its flags, with its listener bound and its data directory made,
+/// not yet running: for a test that looks at the parsed config first, or runs it itself.
+pub struct Configured {
+    pub config: ServeConfig,
+    pub listener: TcpListener,
+    /// Its `--data-dir`.
+    pub data: tempfile::TempDir,
+}
+
+/// `ferry serve --listen 127.0.0.1:PORT --data-dir TMP` plus `args`, parsed as the binary
+/// parses them (so `FERRY_*` environment variables apply as they would).
+pub async fn configure(args: &[&str]) -> Configured {
     let data = tempfile::tempdir().expect("temp dir");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let (dir, listen) = (data.path().display().to_string(), addr.to_string());
-    let mut args = vec![
-        "ferry",
-        "serve",
-        "--listen",
-        &listen,
-        "--data-dir",
-        &dir,
-        "--no-ui",
-    ];
-    args.extend_from_slice(extra);
-    let Command::Serve(config) = Cli::try_parse_from(args).expect("flags").command;
-    let task = tokio::spawn(async move {
-        ferry::serve(&config, listener, std::future::pending())
-            .await
-            .expect("serve");
-    });
-    Server {
-        base: format!("http://{addr}"),
-        addr,
+    let mut all = vec!["ferry", "serve", "--listen", &listen, "--data-dir", &dir];
+    all.extend_from_slice(args);
+    let Command::Serve(config) = Cli::try_parse_from(all).expect("flags").command;
+    Configured {
+        config,
+        listener,
         data,
-        task,
     }
+}
+
+impl Configured {
+    /// Serves it in this process until the returned [`Server`] is dropped.
+    pub fn start(self) -> Server {
+        let Self {
+            config,
+            listener,
+            data,
+        } = self;
+        let addr = listener.local_addr().expect("addr");
+        let task = tokio::spawn(async move {
+            ferry::serve(&config, listener, std::future::pending())
+                .await
+                .expect("serve");
+        });
+        Server {
+            base: format!("http://{addr}"),
+            addr,
+            data,
+            task,
+        }
+    }
+}
+
+/// Starts `ferry serve --listen 127.0.0.1:PORT --data-dir TMP --no-ui` plus `extra`.
+pub async fn serve(extra: &[&str]) -> Server {
+    let mut args = vec!["--no-ui"];
+    args.extend_from_slice(extra);
+    configure(&args).await.start()
 }
 
 /// Creates a tus upload of `len` bytes on `base` (the server's URL); returns its `Location` as
 /// the server answered it.
 pub async fn create(client: &reqwest::Client, base: &str, len: usize) -> String {
-    let res = client
+    create_with(client, base, len, &[]).await
+}
+
+/// [`create`] with `headers` added (a bearer token, `Upload-Metadata`, ...).
+pub async fn create_with(
+    client: &reqwest::Client,
+    base: &str,
+    len: usize,
+    headers: &[(&str, &str)],
+) -> String {
+    let mut req = client
         .post(format!("{base}/files/"))
         .header("Tus-Resumable", "1.0.0")
-        .header("Upload-Length", len.to_string())
-        .send()
-        .await
-        .expect("create");
+        .header("Upload-Length", len.to_string());
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    let res = req.send().await.expect("create");
     assert_eq!(res.status(), 201);
     res.headers()["location"]
         .to_str()

@@ -14,20 +14,9 @@ async fn create(server: &Server, auth: &str) -> String {
 
 /// Creates a 10-byte upload as `auth` with `headers` added; returns its path.
 async fn create_with(server: &Server, auth: &str, headers: &[(&str, &str)]) -> String {
-    let mut req = reqwest::Client::new()
-        .post(format!("{}/files/", server.base))
-        .header("Tus-Resumable", "1.0.0")
-        .header("Upload-Length", "10")
-        .bearer_auth(auth);
-    for (name, value) in headers {
-        req = req.header(*name, *value);
-    }
-    let res = req.send().await.expect("POST");
-    assert_eq!(res.status(), 201);
-    res.headers()["location"]
-        .to_str()
-        .expect("ascii")
-        .to_owned()
+    let bearer = format!("Bearer {auth}");
+    let all = [&[("Authorization", bearer.as_str())], headers].concat();
+    crate::common::create_with(&reqwest::Client::new(), &server.base, 10, &all).await
 }
 
 #[tokio::test]
