@@ -12,7 +12,7 @@
 # Every imported file is read back from ferry and compared by sha256 with what the fake serves.
 # Companion is not measured: its Drive client has the API base hard-coded
 # (`https://www.googleapis.com/drive/v3` as the got prefixUrl of its drive provider) and no
-# option points it at a fake, so only ferry's absolute figures are printed (see README.md).
+# option points it at a fake, so only ferry's absolute figures are printed (see bench/README.md).
 # Environment: ITEMS, SMALL, SMALL_KIB, LARGE_MIB, CONC, REPS, FERRY_BIN, FERRY_FAKES_BIN.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -32,7 +32,7 @@ pub const MAPPING: &[(&str, &str)] = &[
 pub type Mapped = (String, String, &'static str);
 
 /// The `FERRY_*` assignments implied by `get` (an environment lookup), with Companion's value
-/// forms converted: `COMPANION_PORT` becomes a listen address on `127.0.0.1` unless
+/// forms converted: `COMPANION_PORT` becomes a listen address on every interface (`0.0.0.0`, where Companion listens) unless
 /// `FERRY_LISTEN` is set, `COMPANION_CLIENT_ORIGINS=true` means any origin, and
 /// `COMPANION_UPLOAD_URLS` regexes of the plain `^https://host/path` kind become prefixes.
 pub fn plan(get: impl Fn(&str) -> Option<String>) -> Vec<Mapped> {
