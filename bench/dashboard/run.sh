@@ -5,7 +5,9 @@
 # while scrolling the 10,000-file list; (3) picking 10,000 real files (tmpfs) through each
 # Dashboard's <input type=file>: time to the count and first rows, longest main-thread task;
 # (4) dropping a folder of the same files on each Dashboard: time to a count and the first rows,
-# to the full count, longest main-thread task.
+# to the full count, longest main-thread task; (5) while the sizes of the picked files are read:
+# frames per second, longest task, an application timer's delay, time to every size against a
+# bare loop (paint.mjs, Ferry's page only).
 # Goal: Ferry's page under half of Uppy's beyond React. Figures only; never fails on timing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -60,6 +62,11 @@ echo "picking files through each Dashboard's <input type=file> (real files on tm
 drive input input
 echo "  (goal: count and first rows within 300 ms, no main-thread task over 100 ms; the change task's"
 echo "   part before the event is Chromium making the File objects, not the page)"
+
+echo "painting while the sizes of 10,000 picked files are read (Ferry's page; measured in the page), headless Chromium:"
+REPS="${REPS:-3}" drive paint paint
+echo "  (goal: >= 50 frames/s over the first 4 s, no task over 50 ms after the change task, timer delay"
+echo "   <= 50 ms, sizesOverBare <= 1.2; PAGES=label=dir,... compares builds in one run)"
 
 echo "dropping a folder of the same files on each Dashboard (CDP drag of the directory), headless Chromium:"
 drive drop drop

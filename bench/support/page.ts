@@ -36,18 +36,21 @@ export interface OpenedPage {
 }
 
 export interface PageDriver {
-  /** Serves `dir` and opens it in a fresh tab, waiting until the expression `ready` is truthy. */
-  open(dir: string, ready: string): Promise<OpenedPage>;
+  /**
+   * Serves `dir` and opens it in a fresh tab (with `query`, e.g. `?recovery=off`), waiting until
+   * the expression `ready` is truthy.
+   */
+  open(dir: string, ready: string, query?: string): Promise<OpenedPage>;
   close(): Promise<void>;
 }
 
 export async function startPageDriver(): Promise<PageDriver> {
   const browser = await launchBrowser();
   return {
-    async open(dir, ready) {
+    async open(dir, ready, query = '') {
       const server = await serve(dir);
       const tab = await browser.context.newPage();
-      await tab.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      await tab.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/${query}`);
       await tab.waitForFunction(ready);
       return {
         tab,

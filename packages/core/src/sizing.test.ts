@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { Ferry, type FerryOptions } from './ferry.ts';
+import { DEFAULT_COMMIT_MS } from './sizing.ts';
 import type { FerryFile } from './types.ts';
 import type { UploadResult } from './uploader.ts';
 
@@ -118,7 +119,7 @@ describe('a large batch of picked files', () => {
     expect(state.files[ids[1234] ?? '']).not.toHaveProperty('sizePending');
   });
 
-  test('by default, slices commit together at most every 100 ms (each commit costs O(files))', async () => {
+  test('by default, slices commit together at most every 250 ms (each commit costs O(files))', async () => {
     make();
     ferry.addFiles(picked(10_000));
     let changes = 0;
@@ -126,9 +127,10 @@ describe('a large batch of picked files', () => {
       changes += 1;
     });
     const slices = await allSlices();
-    // 10,000 lookups of 0.35 ms: 3.5 s of reading, so about 35 commits (the first slice commits at once).
-    expect(changes).toBeGreaterThanOrEqual(30);
-    expect(changes).toBeLessThanOrEqual(Math.ceil((10_000 * LOOKUP_MS) / 100) + 1);
+    // 10,000 lookups of 0.35 ms: 3.5 s of reading, so about 14 commits (the first slice commits at once).
+    expect(DEFAULT_COMMIT_MS).toBe(250);
+    expect(changes).toBeGreaterThanOrEqual(12);
+    expect(changes).toBeLessThanOrEqual(Math.ceil((10_000 * LOOKUP_MS) / DEFAULT_COMMIT_MS) + 1);
     expect(slices).toBeGreaterThan(10 * changes);
     expect(ferry.getState().sizesPending).toBe(0);
   });

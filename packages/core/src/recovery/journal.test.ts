@@ -15,7 +15,10 @@ import {
   settle,
 } from '../test/recovery-page.ts';
 import type { FerryFile, FerryState } from '../types.ts';
+import { BLOBS, FILES, RecoveryDb } from './db.ts';
 import { Recovery, type SavedRecord } from './recovery.ts';
+
+const writeOriginal = RecoveryDb.prototype.write;
 
 afterEach(closeEngines);
 
@@ -58,6 +61,85 @@ describe('the journal', () => {
       expect(states(slow as string).at(-1)).toBe('uploading');
     } finally {
       put.mockRestore();
+    }
+  });
+
+  test('while sizes are read, records are written paced, with sizes only once the last is read, 100 a transaction', async () => {
+    const db = new IDBFactory();
+    // The size each put wrote, by file id, and the records per transaction.
+    const written = new Map<string, (number | null)[]>();
+    const perTransaction: number[] = [];
+    // Copies of bytes written, one entry per transaction.
+    const copies: number[] = [];
+    const original = IDBObjectStore.prototype.put;
+    const put = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (
+      this: IDBObjectStore,
+      value: unknown,
+      key?: IDBValidKey,
+    ) {
+      const record = (value as Partial<SavedRecord>).file;
+      if (record && typeof key === 'string') written.set(key, [...(written.get(key) ?? []), record.size]);
+      return original.call(this, value, key);
+    });
+    const write = vi.spyOn(RecoveryDb.prototype, 'write').mockImplementation(function (
+      this: RecoveryDb,
+      store,
+      puts,
+      deletes,
+    ) {
+      if (store === FILES) perTransaction.push(puts.length);
+      if (store === BLOBS && puts.length > 0) copies.push(puts.length);
+      return writeOriginal.call(this, store, puts, deletes);
+    });
+    // Slices of 8 ticks of a clock read once per file: about 8 sizes a slice, released by hand.
+    const yields: (() => void)[] = [];
+    let clock = 0;
+    // The journal's timers are fake (fake-indexeddb answers on setImmediate, which stays real).
+    const turns = async () => {
+      for (let i = 0; i < 20; i += 1) await new Promise((r) => setImmediate(r));
+    };
+    const advance = async (ms: number) => {
+      for (let t = 0; t < ms; t += 10) {
+        await vi.advanceTimersByTimeAsync(10);
+        await turns();
+      }
+    };
+    const slice = async () => {
+      yields.shift()?.();
+      await advance(10);
+    };
+    const sizes = (ids: string[]) => ids.map((id) => written.get(id));
+    try {
+      const { ferry } = await page(db, {
+        sizing: { commitMs: 0, now: () => (clock += 1), yieldToMain: () => new Promise<void>((ok) => yields.push(ok)) },
+      });
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      const ids = ferry.addFiles(Array.from({ length: 250 }, (_, i) => ({ data: file(`f${i}.bin`, [i % 256]) })));
+      // Past recovery's look at the change and its throttle (20 ms here), within one pace.
+      await advance(100);
+      expect(perTransaction).toEqual([100]);
+      expect(sizes(ids.slice(0, 100))).toEqual(ids.slice(0, 100).map(() => [null]));
+      await advance(250);
+      expect(perTransaction).toEqual([100, 100]);
+      for (let i = 0; i < 5; i += 1) await slice();
+      // Each slice sized about 8 files; their bytes are copied together, after a pace.
+      expect(copies).toEqual([]);
+      await advance(300);
+      expect(copies).toEqual([40]);
+      const state = ferry.getState();
+      expect(state.sizesPending).toBeGreaterThan(0);
+      expect(state.sizesPending).toBeLessThan(250);
+      // Every record written on adding; sized ones (their bytes copied) not again while sizes are read.
+      expect(sizes(ids)).toEqual(ids.map(() => [null]));
+      while (yields.length > 0) await slice();
+      expect(ferry.getState().sizesPending).toBe(0);
+      await advance(1200);
+      expect(ids.map((id) => written.get(id)?.at(-1))).toEqual(ids.map(() => 1));
+      expect(Math.max(...perTransaction)).toBeLessThanOrEqual(100);
+    } finally {
+      vi.useRealTimers();
+      put.mockRestore();
+      write.mockRestore();
     }
   });
 

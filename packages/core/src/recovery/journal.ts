@@ -15,6 +15,10 @@
  * Chromium). It is saved all the same rather than held back until sized: after a reload the list
  * still shows every file that was added, with the meta typed for it, and a ghost says which ones
  * to add again; a file left out would be missed silently. Its bytes are copied once it is sized.
+ * Its record is written again with its size only once every size is read: rewriting 10,000
+ * records while sizes are read doubled the main thread's work in the seconds that matter, and
+ * what such a rewrite adds (a size, progress of an earlier batch) is not worth it then; going
+ * away still writes everything at once.
  */
 import { defaultYield } from '../slicer.ts';
 import type { FerryFile, FerryState } from '../types.ts';
@@ -36,8 +40,18 @@ export interface JournalHost {
   left(ids: ReadonlySet<string>): void;
 }
 
-/** Records written per IndexedDB transaction. */
-const WRITE_BATCH = 500;
+/**
+ * Records written per IndexedDB transaction. Each record is cloned on the main thread (about
+ * 50 us, several times that on a loaded machine): 500 at once made 100 ms tasks beside a 10,000-
+ * file pick, holding frames and the page's timers back; 100 stay a few ms.
+ */
+const WRITE_BATCH = 100;
+/**
+ * While sizes are read, transactions start at most this often (ms): the size lookups come
+ * first, and records written meanwhile (a batch of 10,000 files added) would take a fifth of
+ * the main thread from them; a flush or the page going away writes at once.
+ */
+const SIZING_PACE = 250;
 /**
  * Longest wait, in ms, before a change of the store is compared with what was last written. The
  * comparison walks every file, so changes that come together (hundreds of small uploads
@@ -81,6 +95,10 @@ export class Journal {
   #observeTimer: ReturnType<typeof setTimeout> | undefined;
   /** A comparison waits for the main thread's next turn ({@link changed}). */
   #observing = false;
+  /** Flushes under way, or 1 for good once stopped: writes are not paced then. */
+  #hurry = 0;
+  /** The pauses between paced writes under way ({@link pace}). */
+  readonly #paces = new Set<() => void>();
   #unsubscribe: (() => void) | undefined;
   #unlisten: (() => void) | undefined;
 
@@ -102,10 +120,13 @@ export class Journal {
     this.#observe(this.#host.getState());
   }
 
-  /** The record of `id` changed outside the store (how its bytes are kept...): written soon. */
+  /**
+   * The record of `id` changed outside the store (how its bytes are kept...): written soon, or,
+   * while sizes are read, with the records the comparison after the last size writes.
+   */
   changed(id: string): void {
     this.#dirty.add(id);
-    this.#schedule(0);
+    if (this.#host.getState().sizesPending === 0) this.#schedule(0);
   }
 
   /** Queues records to write as they are (not from the store), before the next writes. */
@@ -125,16 +146,35 @@ export class Journal {
 
   /** Writes what is waiting for the throttle now, and resolves once every write is done. */
   async flush(): Promise<void> {
-    this.observeNow();
-    if (this.#timer !== undefined) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-      this.#write();
+    const done = this.hurry();
+    try {
+      this.observeNow();
+      if (this.#timer !== undefined) {
+        clearTimeout(this.#timer);
+        this.#timer = undefined;
+        this.#write();
+      }
+      await this.#writing;
+    } finally {
+      done();
     }
-    await this.#writing;
+  }
+
+  /** Paced writes go at once until the returned function is called (a flush waits on them). */
+  hurry(): () => void {
+    this.#hurry += 1;
+    this.#unpace();
+    let once = false;
+    return () => {
+      if (once) return;
+      once = true;
+      this.#hurry -= 1;
+    };
   }
 
   stop(): void {
+    this.#hurry += 1;
+    this.#unpace();
     this.#unsubscribe?.();
     this.#unlisten?.();
     this.observeNow();
@@ -178,7 +218,8 @@ export class Journal {
       this.#forgetFinished(state.fileIds);
       urgent = true;
     }
-    this.#schedule(urgent ? 0 : this.#throttle);
+    // While sizes are read, what is not urgent waits for the comparison after the last one.
+    if (urgent || state.sizesPending === 0) this.#schedule(urgent ? 0 : this.#throttle);
   }
 
   /** Every file has completed: the upload is over, so its records and bytes go. */
@@ -198,9 +239,9 @@ export class Journal {
    * changed it (the comparison walks every file, and the dispatch that adds 10,000 picked files
    * runs in the task the page waits on to show them). Changes made meanwhile are compared
    * together: within {@link OBSERVE_DELAY} (hundreds of small uploads finishing one after
-   * another), or, while sizes are being read, on the main thread's next turn (the slicer's):
-   * the size reader's slices hold timers back, and one comparison after all of them would copy
-   * 10,000 files in one long task.
+   * another), or, while sizes are being read, on the main thread's next turn (the slicer's), so
+   * that files are compared (and their copies queued) as their sizes arrive rather than all
+   * 10,000 in one long task at the end.
    */
   #changed(): void {
     if (this.#observeTimer !== undefined || this.#observing) return;
@@ -254,7 +295,30 @@ export class Journal {
       await this.#db.write(FILES, batch.puts, batch.deletes).catch(() => {
         // Quota or a closed database: recovery is best effort, the page goes on.
       });
+      await this.pace();
     }
+  }
+
+  /**
+   * Resolves when the next write may start (the journal's, or a copy of bytes): at once, or while
+   * sizes are read, after {@link SIZING_PACE} (sooner if a flush asks for the writes meanwhile).
+   */
+  pace(): Promise<void> {
+    if (this.#hurry > 0 || this.#host.getState().sizesPending === 0) return Promise.resolve();
+    return new Promise((ok) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#paces.delete(done);
+        ok();
+      };
+      const timer = setTimeout(done, SIZING_PACE);
+      this.#paces.add(done);
+    });
+  }
+
+  /** Ends every pause between paced writes. */
+  #unpace(): void {
+    for (const done of [...this.#paces]) done();
   }
 
   /**

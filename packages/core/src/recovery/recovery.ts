@@ -118,6 +118,7 @@ export class Recovery {
       isComplete: (id) => host.getState().files[id]?.state === 'complete',
       handleOf: (data) => this.#ghosts.handleOf(data),
       changed: (id) => this.#journal.changed(id),
+      pace: () => this.#journal.pace(),
     });
   }
 
@@ -262,9 +263,15 @@ export class Recovery {
 
   /** Resolves once every pending write and copy is done (tests; before a deliberate reload). */
   async flush(): Promise<void> {
-    this.#journal.observeNow();
-    await this.#copies.drained();
-    await this.#journal.flush();
+    // Copies and writes paced while sizes are read go at once for it.
+    const done = this.#journal.hurry();
+    try {
+      this.#journal.observeNow();
+      await this.#copies.drained();
+      await this.#journal.flush();
+    } finally {
+      done();
+    }
   }
 
   /** How many records and byte copies are stored (0 and 0 when everything is cleaned up). */

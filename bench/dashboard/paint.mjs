@@ -1,0 +1,177 @@
+// Does Ferry's page keep painting while it reads the sizes of 10,000 picked files? Picks
+// BENCH_FILES (10,000) real files (tmpfs) through the Dashboard's <input type=file> in headless
+// Chromium and measures inside the page, never through a round trip from the driver (which waits
+// behind the page's own work), from the input's change event:
+// - frames per second over the first 4 s (a requestAnimationFrame counter) and until every size
+//   is known;
+// - the longest main-thread task after the change task (PerformanceObserver 'longtask'), and the
+//   page's part of the change task (Chromium makes the File objects before the event: not the
+//   page's);
+// - an application's timer: every 20 ms a `setTimeout(0)` is armed and its delay recorded (max);
+// - every size read: time until the last size is known, against a bare loop reading `size` of the
+//   same files picked into a plain input of the same tab just before and just after (after a
+//   warm-up pick) (fresh File
+//   objects, so each read is Chromium's disk lookup; the mean of the two): `sizesOverBare`.
+// PAGES=label=dir,label=dir?query (default: this checkout's build) compares builds (or a page's
+// diagnosis queries, e.g. `?recovery=off`) in one run, each rep alternating them; REPS (3). Prints one JSON line per page and rep, then a median line per page.
+// Goal (issue 28): >= 50 fps over the first 4 s, no task over 50 ms, timer delay <= 50 ms,
+// sizesOverBare <= 1.2. Figures only; never fails on timing.
+import { join } from 'node:path';
+import { resultsDir, startPageDriver } from '../support/page.ts';
+import { smallFiles } from './files.mjs';
+
+const results = resultsDir('paint.mjs RESULTS_DIR (bench/dashboard/run.sh builds the page and runs this)');
+const count = Number(process.env.BENCH_FILES ?? 10_000);
+const reps = Number(process.env.REPS ?? 3);
+const pages = (process.env.PAGES ?? `ferry=${join(results, 'ferry-full')}`).split(',').map((p) => {
+  const at = p.indexOf('=');
+  const [dir, query] = p.slice(at + 1).split('?');
+  return { label: p.slice(0, at), dir, query: query ? `?${query}` : '' };
+});
+const windowMs = 4000;
+
+/** Arms the in-page probes; runs in the page. */
+function arm({ count, windowMs }) {
+  const bare = document.createElement('input');
+  bare.type = 'file';
+  bare.multiple = true;
+  bare.id = 'bench-bare';
+  document.body.append(bare);
+  // The count as the toolbar shows it (grouped digits or not), and the first rows.
+  const shown = () =>
+    (document.querySelector('.ferry-toolbar-title')?.textContent ?? '').replace(/\D/g, '').includes(String(count)) &&
+    document.querySelector('[data-testid=ferry-file]') !== null;
+  const probe = { bareMs: [], changeAt: null, countAt: null, sizedAt: null, frames: [], tasks: [], timers: [] };
+  window.__bench = probe;
+  // The reference: every size read in one bare loop, right in the change handler.
+  bare.addEventListener('change', () => {
+    const files = Array.from(bare.files ?? []);
+    const start = performance.now();
+    let sum = 0;
+    for (const f of files) sum += f.size;
+    probe.bareMs.push(performance.now() - start);
+    probe.bareSum = sum;
+    bare.value = '';
+  });
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) probe.tasks.push({ start: e.startTime, ms: e.duration });
+  }).observe({ type: 'longtask', buffered: false });
+  // Capture phase on the document, Ferry's input only: runs before the Dashboard's handler.
+  document.addEventListener(
+    'change',
+    (e) => {
+      if (e.target === bare || probe.changeAt !== null) return;
+      probe.changeAt = performance.now();
+      const frame = () => {
+        const now = performance.now();
+        probe.frames.push(now);
+        if (probe.countAt === null && shown()) probe.countAt = now;
+        if (now - probe.changeAt < windowMs || probe.sizedAt === null) requestAnimationFrame(frame);
+      };
+      requestAnimationFrame(frame);
+      // The application's timer: armed from an interval (no nesting clamp), delay recorded.
+      const timer = setInterval(() => {
+        const armed = performance.now();
+        setTimeout(() => probe.timers.push(performance.now() - armed), 0);
+        if (armed - probe.changeAt > windowMs && probe.sizedAt !== null) clearInterval(timer);
+      }, 20);
+      const sized = (s) => {
+        if (probe.sizedAt === null && s.fileIds.length === count && s.sizesPending === 0) {
+          probe.sizedAt = performance.now();
+        }
+      };
+      window.ferry.subscribe(sized);
+    },
+    true,
+  );
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? null : s[Math.floor((s.length - 1) / 2)];
+};
+const round = (v, d = 0) => (v === null || v === undefined ? null : Math.round(v * 10 ** d) / 10 ** d);
+
+const { paths } = await smallFiles(count);
+const driver = await startPageDriver();
+const rows = new Map(pages.map((p) => [p.label, []]));
+try {
+  for (let rep = 0; rep < reps; rep += 1) {
+    for (const page of rep % 2 === 0 ? pages : [...pages].reverse()) {
+      // ?recovery stays on: the page as shipped (recovery copies small files once sized).
+      const { tab, close } = await driver.open(page.dir, '!!window.ferry', page.query);
+      await tab.evaluate(arm, { count, windowMs });
+      // The bare loop before and after the page's pick (the first pick of a run pays more).
+      const bareLoop = async (n) => {
+        await tab.locator('#bench-bare').setInputFiles(paths, { timeout: 300_000 });
+        await tab.waitForFunction(`window.__bench.bareMs.length === ${n}`, undefined, {
+          timeout: 300_000,
+          polling: 200,
+        });
+        await tab.waitForTimeout(500);
+      };
+      await bareLoop(1); // warm-up, not counted
+      await bareLoop(2);
+      await tab
+        .locator('.ferry-dashboard input[type=file]:not([webkitdirectory])')
+        .first()
+        .setInputFiles(paths, { timeout: 300_000 });
+      await tab.waitForFunction(
+        `window.__bench.sizedAt !== null && performance.now() - window.__bench.changeAt > ${windowMs + 200}`,
+        undefined,
+        { timeout: 300_000, polling: 500 },
+      );
+      await bareLoop(3);
+      const p = await tab.evaluate(() => window.__bench);
+      const bareMs = (p.bareMs[1] + p.bareMs[2]) / 2;
+      await close();
+      const end = p.changeAt + windowMs;
+      const inWindow = p.frames.filter((t) => t <= end);
+      const untilSized = p.frames.filter((t) => t <= p.sizedAt);
+      const changeTask = p.tasks.find((t) => t.start <= p.changeAt && t.start + t.ms >= p.changeAt);
+      // Tasks of the page's pick only: the bare loop after it is the reference's.
+      const after = p.tasks.filter(
+        (t) => t !== changeTask && t.start >= p.changeAt && t.start <= Math.max(p.sizedAt, end),
+      );
+      const sizedMs = p.sizedAt - p.changeAt;
+      const row = {
+        page: page.label,
+        rep,
+        files: count,
+        countMs: round(p.countAt - p.changeAt),
+        fps4s: round(inWindow.length / (windowMs / 1000), 1),
+        fpsUntilSized: round(untilSized.length / (sizedMs / 1000), 1),
+        longestFrameGapMs: round(Math.max(0, ...inWindow.slice(1).map((t, i) => t - inWindow[i]))),
+        changeTaskPageMs: changeTask ? round(changeTask.start + changeTask.ms - p.changeAt) : 0,
+        longestTaskAfterMs: round(Math.max(0, ...after.map((t) => t.ms))),
+        tasksOver50Ms: after.filter((t) => t.ms > 50).length,
+        timerMaxMs: round(Math.max(0, ...p.timers)),
+        timerP95Ms: round([...p.timers].sort((a, b) => a - b)[Math.floor(p.timers.length * 0.95)] ?? null),
+        sizedMs: round(sizedMs),
+        bareMs: round(bareMs),
+        bareEachMs: p.bareMs.map((v) => round(v)),
+        sizesOverBare: round(sizedMs / bareMs, 2),
+      };
+      rows.get(page.label)?.push(row);
+      console.log(JSON.stringify(row));
+    }
+  }
+  for (const [label, list] of rows) {
+    const m = (k) => median(list.map((r) => r[k]));
+    console.log(
+      JSON.stringify({
+        page: label,
+        median: true,
+        reps: list.length,
+        fps4s: m('fps4s'),
+        longestTaskAfterMs: m('longestTaskAfterMs'),
+        changeTaskPageMs: m('changeTaskPageMs'),
+        timerMaxMs: m('timerMaxMs'),
+        sizesOverBare: m('sizesOverBare'),
+        countMs: m('countMs'),
+      }),
+    );
+  }
+} finally {
+  await driver.close();
+}
