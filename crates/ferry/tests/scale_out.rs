@@ -18,11 +18,18 @@ use ferry_testkit::{random_bytes, sha256_hex};
 /// until `/health` says so.
 async fn start(data: &Path, garage: &Garage, redis_url: &str) -> Ferry {
     let data = data.display().to_string();
-    let mut args: Vec<String> = ["--data-dir", &data, "--ui-dir", &data, "--store", "s3"]
-        .map(str::to_owned)
-        .to_vec();
-    args.extend(garage.ferry_args());
-    args.extend(["--redis-url".to_owned(), redis_url.to_owned()]);
+    let mut args = common::s3_store(garage);
+    args.extend(
+        [
+            "--data-dir",
+            &data,
+            "--ui-dir",
+            &data,
+            "--redis-url",
+            redis_url,
+        ]
+        .map(str::to_owned),
+    );
     let ferry = Ferry::start(env!("CARGO_BIN_EXE_ferry"), args).await;
     let res = reqwest::get(format!("{}/health", ferry.base))
         .await

@@ -11,9 +11,8 @@ use ferry_testkit::{random_bytes, sha256_hex};
 #[tokio::test]
 async fn tus_upload_to_the_s3_store() {
     let garage = Garage::start().await;
-    let store = garage.ferry_args();
-    let mut args = vec!["--store", "s3"];
-    args.extend(store.iter().map(String::as_str));
+    let store = common::s3_store(&garage);
+    let args: Vec<&str> = store.iter().map(String::as_str).collect();
     let server = common::configure(&args).await.start();
     let base = &server.base;
     let client = reqwest::Client::new();

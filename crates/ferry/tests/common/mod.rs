@@ -1,12 +1,14 @@
 //! Helpers the binary's integration tests share (each test file that needs them says
 //! `mod common;`): a whole `ferry serve` on 127.0.0.1:0 with its own data directory (parsed
-//! from its flags, then started), and creating a tus upload on a running `ferry`.
+//! from its flags, then started), the flags of a Garage-backed tus store, and creating a tus
+//! upload on a running `ferry`.
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
 
 use clap::Parser;
 use ferry::{Cli, Command, ServeConfig};
+use ferry_testkit::garage::Garage;
 use tokio::net::TcpListener;
 
 /// A `ferry serve --no-ui` running in this process, stopped when dropped.
@@ -86,6 +88,14 @@ pub async fn serve(extra: &[&str]) -> Server {
     let mut args = vec!["--no-ui"];
     args.extend_from_slice(extra);
     configure(&args).await.start()
+}
+
+/// `ferry serve` flags storing tus uploads in `garage`'s bucket: `--store s3` and the bucket's
+/// S3 settings (path style, no key prefix).
+pub fn s3_store(garage: &Garage) -> Vec<String> {
+    let mut args = vec!["--store".to_owned(), "s3".to_owned()];
+    args.extend(garage.ferry_args());
+    args
 }
 
 /// Creates a tus upload of `len` bytes on `base` (the server's URL); returns its `Location` as

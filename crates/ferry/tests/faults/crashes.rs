@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferry_testkit::process::FerryProcess as Ferry;
-use ferry_testkit::{random_bytes, sha256_hex};
+use ferry_testkit::random_bytes;
 use reqwest::Client;
 
-use crate::common::{BIN, create, download, health_back};
-use crate::resume::{Record, until_whole};
+use crate::resume::{Record, all_whole, until_whole};
+use crate::tus::{BIN, create, health_back};
 
 const UPLOADS: usize = 20;
 const SIZE: usize = 1 << 20;
@@ -52,19 +52,7 @@ async fn repeated_kill_9_with_uploads_in_flight_loses_no_acknowledged_byte() {
         health_back(&client, &base, Duration::from_secs(10)).await;
         recoveries.push(started.elapsed());
     }
-    for (url, bytes, job) in clients {
-        job.await.expect("client task");
-        assert_eq!(
-            sha256_hex(&download(&client, &url).await),
-            sha256_hex(&bytes),
-            "{url}"
-        );
-    }
-    let went_back = record.went_back.lock().expect("record").clone();
-    assert!(
-        went_back.is_empty(),
-        "acknowledged offsets went back: {went_back:?}"
-    );
+    all_whole(&client, clients, &record).await;
     let total = (UPLOADS * SIZE) as u64;
     let resent = record.sent() - total;
     let worst = recoveries.iter().max().copied().unwrap_or_default();

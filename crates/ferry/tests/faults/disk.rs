@@ -9,7 +9,7 @@ use ferry_testkit::disk::TinyDisk;
 use ferry_testkit::process::FerryProcess as Ferry;
 use ferry_testkit::{random_bytes, sha256_hex};
 
-use crate::common::{BIN, create, download, offset, patch};
+use crate::tus::{BIN, create, download, offset, patch};
 
 const DISK: u64 = 4 << 20;
 /// What the test writes beside ferry's files to leave it about 1 MiB.

@@ -15,6 +15,7 @@
 //! Figures (kills survived, bytes re-sent, time to recover) are printed with `--nocapture` and
 //! kept in `bench/README.md`.
 
+#[path = "../common/mod.rs"]
 mod common;
 mod crashes;
 mod disk;
@@ -24,3 +25,4 @@ mod redis;
 mod resume;
 #[cfg(feature = "s3")]
 mod s3;
+mod tus;

@@ -12,7 +12,7 @@ use ferry_testkit::{random_bytes, sha256_hex};
 use futures_util::StreamExt;
 use reqwest::Client;
 
-use crate::common::{BIN, Sent, create, download, offset, paced_patch, patch, tus};
+use crate::tus::{BIN, Sent, create, download, offset, paced_patch, patch, tus};
 
 async fn start(extra: &[&str]) -> (Ferry, tempfile::TempDir) {
     let data = tempfile::tempdir().expect("temp dir");

@@ -8,31 +8,20 @@ use std::time::{Duration, Instant};
 
 use ferry_testkit::garage::Garage;
 use ferry_testkit::process::FerryProcess as Ferry;
+use ferry_testkit::random_bytes;
 use ferry_testkit::redis::RedisServer;
-use ferry_testkit::{random_bytes, sha256_hex};
 use reqwest::{Client, Method, StatusCode};
 
-use crate::common::{BIN, create, download, health_back, tus};
-use crate::resume::{Record, until_whole};
+use crate::resume::{Record, all_whole, until_whole};
+use crate::tus::{BIN, create, health_back, tus};
 
 const LOCKED_OUT: &str = "the upload cannot be locked right now; try again shortly\n";
 
 async fn start(garage: &Garage, redis: &RedisServer, data: &tempfile::TempDir) -> Ferry {
-    let mut args = garage.ferry_args();
+    let mut args = crate::common::s3_store(garage);
     let dir = data.path().display().to_string();
     let url = redis.url();
-    args.extend(
-        [
-            "--store",
-            "s3",
-            "--no-ui",
-            "--data-dir",
-            &dir,
-            "--redis-url",
-            &url,
-        ]
-        .map(str::to_owned),
-    );
+    args.extend(["--no-ui", "--data-dir", &dir, "--redis-url", &url].map(str::to_owned));
     Ferry::start(BIN, args).await
 }
 
@@ -92,19 +81,7 @@ async fn redis_killed_under_two_instances_answers_503_then_every_upload_finishes
     health_back(&client, &a.base, Duration::from_secs(30)).await;
     health_back(&client, &b.base, Duration::from_secs(30)).await;
     let recovered = killed.elapsed();
-    for (url, bytes, job) in clients {
-        job.await.expect("client task");
-        assert_eq!(
-            sha256_hex(&download(&client, &url).await),
-            sha256_hex(&bytes),
-            "{url}"
-        );
-    }
-    let went_back = record.went_back.lock().expect("record").clone();
-    assert!(
-        went_back.is_empty(),
-        "acknowledged offsets went back: {went_back:?}"
-    );
+    all_whole(&client, clients, &record).await;
     let refusals = record.refusals.lock().expect("record").clone();
     let unexpected: Vec<_> = refusals
         .iter()

@@ -7,9 +7,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use ferry_testkit::sha256_hex;
 use reqwest::{Client, Method};
+use tokio::task::JoinHandle;
 
-use crate::common::{paced_patch, tus};
+use crate::tus::{download, paced_patch, tus};
 
 /// The longest one upload may take, faults included.
 const BOUND: Duration = Duration::from_secs(60);
@@ -29,6 +31,29 @@ impl Record {
     pub fn sent(&self) -> u64 {
         self.sent.load(Ordering::Relaxed)
     }
+}
+
+/// Waits for every client (its upload's URL, the bytes it must hold, its [`until_whole`] task),
+/// then checks what the suite promises of them all: each upload downloads byte-exact, and no
+/// acknowledged offset went back.
+pub async fn all_whole(
+    client: &Client,
+    clients: Vec<(String, Vec<u8>, JoinHandle<()>)>,
+    record: &Record,
+) {
+    for (url, bytes, job) in clients {
+        job.await.expect("client task");
+        assert_eq!(
+            sha256_hex(&download(client, &url).await),
+            sha256_hex(&bytes),
+            "{url}"
+        );
+    }
+    let went_back = record.went_back.lock().expect("record").clone();
+    assert!(
+        went_back.is_empty(),
+        "acknowledged offsets went back: {went_back:?}"
+    );
 }
 
 /// Uploads `bytes` to the upload at `urls` (the same upload through several instances:

@@ -14,8 +14,8 @@ use ferry_testkit::proxy::{FaultProxy, Mode};
 use ferry_testkit::{random_bytes, sha256_hex};
 use reqwest::{Client, Method, StatusCode};
 
-use crate::common::{BIN, create, download, offset, patch, tus};
-use crate::resume::{Record, until_whole};
+use crate::resume::{Record, all_whole, until_whole};
+use crate::tus::{BIN, create, download, offset, patch, tus};
 
 /// What a request answers while S3 cannot be reached or does not answer.
 const UNAVAILABLE: &str = "the storage service is unavailable; try again shortly\n";
@@ -26,25 +26,14 @@ const BOUND: Duration = Duration::from_secs(30);
 
 /// `ferry --store s3` on Garage's bucket through `endpoint` (the proxy, or Garage itself).
 async fn start(garage: &Garage, endpoint: &str, data: &tempfile::TempDir) -> Ferry {
-    let mut args = garage.ferry_args();
+    let mut args = crate::common::s3_store(garage);
     let at = args
         .iter()
         .position(|a| a == "--s3-endpoint")
         .expect("endpoint flag");
     args[at + 1] = endpoint.to_owned();
     let dir = data.path().display().to_string();
-    args.extend(
-        [
-            "--store",
-            "s3",
-            "--s3-idle-timeout",
-            "2",
-            "--no-ui",
-            "--data-dir",
-            &dir,
-        ]
-        .map(str::to_owned),
-    );
+    args.extend(["--s3-idle-timeout", "2", "--no-ui", "--data-dir", &dir].map(str::to_owned));
     Ferry::start(BIN, args).await
 }
 
@@ -186,19 +175,7 @@ async fn garage_killed_and_restarted_during_uploads_loses_nothing_acknowledged()
     tokio::time::sleep(Duration::from_secs(1)).await;
     garage.restart().await;
     let down = killed.elapsed();
-    for (url, bytes, job) in clients {
-        job.await.expect("client task");
-        assert_eq!(
-            sha256_hex(&download(&client, &url).await),
-            sha256_hex(&bytes),
-            "{url}"
-        );
-    }
-    let went_back = record.went_back.lock().expect("record").clone();
-    assert!(
-        went_back.is_empty(),
-        "acknowledged offsets went back: {went_back:?}"
-    );
+    all_whole(&client, clients, &record).await;
     let refusals = record.refusals.lock().expect("record").clone();
     assert!(
         refusals.iter().all(|(status, _)| *status == 503),

@@ -1,4 +1,5 @@
-//! tus requests the fault tests share, against one `ferry` base URL.
+//! tus requests the fault tests share, against one `ferry` base URL (the binary's own
+//! `tests/common` starts servers and creates uploads for every suite).
 
 use reqwest::{Client, RequestBuilder, StatusCode};
 
@@ -10,20 +11,14 @@ pub fn tus(client: &Client, method: reqwest::Method, url: &str) -> RequestBuilde
     client.request(method, url).header("Tus-Resumable", "1.0.0")
 }
 
-/// Creates an upload of `len` bytes on `base`; returns its URL.
+/// Creates an upload of `len` bytes on `base` ([`crate::common::create`]); returns its URL.
 pub async fn create(client: &Client, base: &str, len: usize) -> String {
-    let res = tus(client, reqwest::Method::POST, &format!("{base}/files/"))
-        .header("Upload-Length", len.to_string())
-        .send()
-        .await
-        .expect("create");
-    assert_eq!(res.status(), 201);
-    let location = res.headers()["location"].to_str().expect("ascii");
+    let location = crate::common::create(client, base, len).await;
     // Locations are paths here; an absolute one is taken as it is.
     if location.starts_with('/') {
         format!("{base}{location}")
     } else {
-        location.to_owned()
+        location
     }
 }
 
