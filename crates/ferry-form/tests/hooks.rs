@@ -5,22 +5,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferry_form::{FormConfig, FormState, router};
+mod common;
+
+use common::Server;
 use ferry_hooks::{EnabledEvents, HookSender, HookType, HooksConfig};
 use ferry_testkit::hooks::{HookReceiver, unreachable_url};
-use ferry_testkit::{TestServer, random_bytes, sha256_hex};
+use ferry_testkit::{random_bytes, sha256_hex};
 use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(5);
 
-struct Setup {
-    server: TestServer,
-    dir: tempfile::TempDir,
-}
-
-async fn start(url: String) -> Setup {
-    let dir = tempfile::tempdir().expect("tempdir");
+/// The endpoint with every hook event sent to `url`, no retries.
+async fn start(url: String) -> Server {
     let sender = HookSender::from_config(&HooksConfig {
         http: Some(url),
         enabled_events: EnabledEvents::of(&HookType::ALL),
@@ -30,22 +27,7 @@ async fn start(url: String) -> Setup {
     })
     .expect("config")
     .expect("sender");
-    let state = FormState::open(FormConfig {
-        dir: dir.path().join("form"),
-        max_size: None,
-        base_path: "/upload".to_owned(),
-    })
-    .await
-    .expect("open store")
-    .with_hooks(Arc::new(sender));
-    let server = TestServer::start(router(state)).await;
-    Setup { server, dir }
-}
-
-fn stored_count(setup: &Setup) -> usize {
-    std::fs::read_dir(setup.dir.path().join("form"))
-        .expect("dir")
-        .count()
+    common::start(None, |s| s.with_hooks(Arc::new(sender))).await
 }
 
 #[tokio::test]
@@ -57,7 +39,7 @@ async fn a_refusal_reaches_the_client_and_stores_nothing() {
             "Body": "{\"message\":\"no executables\"}",
             "Header": {"Content-Type": "application/json"}}}),
     );
-    let setup = start(receiver.url()).await;
+    let server = start(receiver.url()).await;
     let form = Form::new().part(
         "file",
         Part::bytes(b"MZ...".to_vec())
@@ -65,19 +47,14 @@ async fn a_refusal_reaches_the_client_and_stores_nothing() {
             .mime_str("application/x-msdownload")
             .expect("mime"),
     );
-    let res = reqwest::Client::new()
-        .post(setup.server.url("/upload"))
-        .multipart(form)
-        .send()
-        .await
-        .expect("post");
+    let res = server.post_form(form).await;
     assert_eq!(res.status(), 403);
     assert_eq!(res.headers()["content-type"], "application/json");
     assert_eq!(
         res.text().await.expect("body"),
         r#"{"message":"no executables"}"#
     );
-    assert_eq!(stored_count(&setup), 0);
+    assert_eq!(server.stored().len(), 0);
     let asked = receiver.of("pre-create");
     assert_eq!(asked.len(), 1);
     assert_eq!(
@@ -90,17 +67,12 @@ async fn a_refusal_reaches_the_client_and_stores_nothing() {
 #[tokio::test]
 async fn each_stored_file_is_reported_with_its_path_and_size() {
     let receiver = HookReceiver::start().await;
-    let setup = start(receiver.url()).await;
+    let server = start(receiver.url()).await;
     let (a, b) = (random_bytes(70_000), random_bytes(123));
     let form = Form::new()
         .part("files[]", Part::bytes(a.clone()).file_name("a.bin"))
         .part("files[]", Part::bytes(b.clone()).file_name("b.txt"));
-    let res = reqwest::Client::new()
-        .post(setup.server.url("/upload"))
-        .multipart(form)
-        .send()
-        .await
-        .expect("post");
+    let res = server.post_form(form).await;
     assert_eq!(res.status(), 200);
     let answer: Value = res.json().await.expect("json");
     let finished = receiver.wait_for("post-finish", 2, WAIT).await;
@@ -122,7 +94,7 @@ async fn each_stored_file_is_reported_with_its_path_and_size() {
             sha256_hex(&std::fs::read(path).expect("stored")),
             sha256_hex(bytes)
         );
-        assert!(path.starts_with(&setup.dir.path().join("form").to_string_lossy().into_owned()));
+        assert!(path.starts_with(&server.dir.to_string_lossy().into_owned()));
     }
 }
 
@@ -133,10 +105,10 @@ async fn raw_uploads_pass_the_same_hooks() {
         "pre-create",
         json!({"RejectUpload": true, "HTTPResponse": {"StatusCode": 413, "Body": "over quota"}}),
     );
-    let setup = start(receiver.url()).await;
+    let server = start(receiver.url()).await;
     let client = reqwest::Client::new();
     let refused = client
-        .put(setup.server.url("/upload/raw?name=big.iso"))
+        .put(server.url("/upload/raw?name=big.iso"))
         .body(vec![1u8; 2048])
         .send()
         .await
@@ -147,12 +119,12 @@ async fn raw_uploads_pass_the_same_hooks() {
         receiver.of("pre-create")[0]["Event"]["Upload"]["Size"],
         2048
     );
-    assert_eq!(stored_count(&setup), 0);
+    assert_eq!(server.stored().len(), 0);
 
     receiver.answer("pre-create", json!({}));
     let bytes = random_bytes(4096);
     let ok = client
-        .put(setup.server.url("/upload/raw?name=ok.bin"))
+        .put(server.url("/upload/raw?name=ok.bin"))
         .body(bytes.clone())
         .send()
         .await
@@ -170,9 +142,9 @@ async fn raw_uploads_pass_the_same_hooks() {
 
 #[tokio::test]
 async fn a_down_receiver_is_a_502_with_a_message() {
-    let setup = start(unreachable_url().await).await;
+    let server = start(unreachable_url().await).await;
     let res = reqwest::Client::new()
-        .put(setup.server.url("/upload/raw?name=x"))
+        .put(server.url("/upload/raw?name=x"))
         .body("abc")
         .send()
         .await
@@ -180,5 +152,5 @@ async fn a_down_receiver_is_a_502_with_a_message() {
     assert_eq!(res.status(), 502);
     let body: Value = res.json().await.expect("json");
     assert_eq!(body, json!({"message": "hook receiver unavailable"}));
-    assert_eq!(stored_count(&setup), 0);
+    assert_eq!(server.stored().len(), 0);
 }

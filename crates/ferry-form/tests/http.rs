@@ -1,35 +1,12 @@
 //! The form endpoint over real HTTP on loopback: what is stored (sha256) is what was sent, and
 //! bad input gets the exact status and message.
 
-use ferry_form::{FormConfig, FormState, router};
+mod common;
+
+use common::Server;
 use reqwest::multipart::{Form, Part};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-
-struct Server {
-    base: String,
-    _dir: tempfile::TempDir,
-}
-
-async fn start(max_size: Option<u64>) -> Server {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let state = FormState::open(FormConfig {
-        dir: dir.path().join("form"),
-        max_size,
-        base_path: "/upload".to_owned(),
-    })
-    .await
-    .expect("open store");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move { axum::serve(listener, router(state)).await });
-    Server {
-        base: format!("http://{addr}"),
-        _dir: dir,
-    }
-}
 
 fn digest(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
@@ -44,15 +21,9 @@ fn sample(len: usize, seed: u8) -> Vec<u8> {
         .collect()
 }
 
-async fn fetch(server: &Server, url: &str) -> reqwest::Response {
-    reqwest::get(format!("{}{url}", server.base))
-        .await
-        .expect("GET")
-}
-
 #[tokio::test]
 async fn form_upload_stores_the_exact_bytes_and_serves_them_as_attachment() {
-    let server = start(None).await;
+    let server = common::start(None, |s| s).await;
     let bytes = sample(3 * 1024 * 1024 + 7, 1);
     let form = Form::new().text("name", "ignored meta").part(
         "files[]",
@@ -61,12 +32,7 @@ async fn form_upload_stores_the_exact_bytes_and_serves_them_as_attachment() {
             .mime_str("image/jpeg")
             .expect("mime"),
     );
-    let res = reqwest::Client::new()
-        .post(format!("{}/upload", server.base))
-        .multipart(form)
-        .send()
-        .await
-        .expect("POST");
+    let res = server.post_form(form).await;
     assert_eq!(res.status(), 200);
     let body: Value = res.json().await.expect("json");
     let url = body["url"].as_str().expect("url");
@@ -74,7 +40,7 @@ async fn form_upload_stores_the_exact_bytes_and_serves_them_as_attachment() {
     assert_eq!(body["name"], "photo é.jpg");
     assert_eq!(body["files"][0]["size"], bytes.len());
 
-    let got = fetch(&server, url).await;
+    let got = reqwest::get(server.url(url)).await.expect("GET");
     assert_eq!(got.status(), 200);
     assert_eq!(got.headers()["x-content-type-options"], "nosniff");
     assert_eq!(got.headers()["content-type"], "application/octet-stream");
@@ -92,7 +58,7 @@ async fn form_upload_stores_the_exact_bytes_and_serves_them_as_attachment() {
 
 #[tokio::test]
 async fn bundle_upload_answers_every_file_in_order() {
-    let server = start(None).await;
+    let server = common::start(None, |s| s).await;
     let files: Vec<Vec<u8>> = (0..3).map(|i| sample(100_000 + i * 17, i as u8)).collect();
     let mut form = Form::new();
     for (i, f) in files.iter().enumerate() {
@@ -101,12 +67,7 @@ async fn bundle_upload_answers_every_file_in_order() {
             Part::bytes(f.clone()).file_name(format!("f{i}.bin")),
         );
     }
-    let res = reqwest::Client::new()
-        .post(format!("{}/upload", server.base))
-        .multipart(form)
-        .send()
-        .await
-        .expect("POST");
+    let res = server.post_form(form).await;
     assert_eq!(res.status(), 200);
     let body: Value = res.json().await.expect("json");
     let listed = body["files"].as_array().expect("files");
@@ -114,24 +75,20 @@ async fn bundle_upload_answers_every_file_in_order() {
     assert_eq!(body["url"], listed[0]["url"]);
     for (i, entry) in listed.iter().enumerate() {
         assert_eq!(entry["name"], format!("f{i}.bin"));
-        let stored = fetch(&server, entry["url"].as_str().expect("url"))
-            .await
-            .bytes()
-            .await
-            .expect("bytes");
+        let stored = server.download(entry["url"].as_str().expect("url")).await;
         assert_eq!(digest(&stored), digest(&files[i]));
     }
 }
 
 #[tokio::test]
 async fn raw_upload_with_put_and_post_stores_the_body() {
-    let server = start(None).await;
+    let server = common::start(None, |s| s).await;
     for method in [reqwest::Method::PUT, reqwest::Method::POST] {
         let bytes = sample(777_777, 9);
         let res = reqwest::Client::new()
             .request(
                 method.clone(),
-                format!("{}/upload/raw?name=r%C3%A9sum%C3%A9.pdf", server.base),
+                server.url("/upload/raw?name=r%C3%A9sum%C3%A9.pdf"),
             )
             .header("content-type", "application/pdf")
             .body(bytes.clone())
@@ -142,44 +99,36 @@ async fn raw_upload_with_put_and_post_stores_the_body() {
         let body: Value = res.json().await.expect("json");
         assert_eq!(body["name"], "résumé.pdf");
         assert_eq!(body["files"][0]["type"], "application/pdf");
-        let stored = fetch(&server, body["url"].as_str().expect("url"))
-            .await
-            .bytes()
-            .await
-            .expect("bytes");
+        let stored = server.download(body["url"].as_str().expect("url")).await;
         assert_eq!(digest(&stored), digest(&bytes));
     }
 }
 
 #[tokio::test]
 async fn files_over_the_cap_get_413_and_leave_nothing_behind() {
-    let server = start(Some(1000)).await;
+    let server = common::start(Some(1000), |s| s).await;
     let form = Form::new()
         .part(
             "files[]",
             Part::bytes(sample(500, 1)).file_name("small.bin"),
         )
         .part("files[]", Part::bytes(sample(1001, 2)).file_name("big.bin"));
-    let res = reqwest::Client::new()
-        .post(format!("{}/upload", server.base))
-        .multipart(form)
-        .send()
-        .await
-        .expect("POST");
+    let res = server.post_form(form).await;
     assert_eq!(res.status(), 413);
     let body: Value = res.json().await.expect("json");
     assert_eq!(
         body["message"],
         "File exceeds the maximum size of 1000 bytes"
     );
-    let left = std::fs::read_dir(server._dir.path().join("form"))
-        .expect("dir")
-        .count();
-    assert_eq!(left, 0, "the bundle's first file was removed too");
+    assert_eq!(
+        server.stored(),
+        Vec::<String>::new(),
+        "the bundle's first file was removed too"
+    );
 
     // Raw: refused from Content-Length, and when streamed without one.
     let res = reqwest::Client::new()
-        .put(format!("{}/upload/raw?name=x", server.base))
+        .put(server.url("/upload/raw?name=x"))
         .body(sample(1001, 3))
         .send()
         .await
@@ -187,7 +136,7 @@ async fn files_over_the_cap_get_413_and_leave_nothing_behind() {
     assert_eq!(res.status(), 413);
     let chunks: Vec<Result<Vec<u8>, std::io::Error>> = vec![Ok(sample(600, 1)), Ok(sample(600, 2))];
     let res = reqwest::Client::new()
-        .put(format!("{}/upload/raw?name=x", server.base))
+        .put(server.url("/upload/raw?name=x"))
         .body(reqwest::Body::wrap_stream(futures_util::stream::iter(
             chunks,
         )))
@@ -228,7 +177,7 @@ async fn run_table(server: &Server, cases: &[Case]) {
     for case in cases {
         let method = reqwest::Method::from_bytes(case.method.as_bytes()).expect("method");
         let mut req = client
-            .request(method, format!("{}{}", server.base, case.path))
+            .request(method, server.url(case.path))
             .body(case.body);
         if let Some(ct) = case.content_type {
             req = req.header("content-type", ct);
@@ -252,7 +201,7 @@ async fn run_table(server: &Server, cases: &[Case]) {
 
 #[tokio::test]
 async fn bad_requests_get_400_with_a_message() {
-    let server = start(None).await;
+    let server = common::start(None, |s| s).await;
     run_table(
         &server,
         &[

@@ -3,11 +3,12 @@
 //! uploads are all or nothing); a steady body over several windows is stored whole. The clock
 //! is paused, so the windows pass without waiting and the pace of the sends is exact.
 
-use std::path::PathBuf;
+mod common;
+
 use std::time::Duration;
 
 use bytes::Bytes;
-use ferry_form::{FormConfig, FormState, router};
+use common::Server;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
@@ -15,33 +16,8 @@ use tokio::task::JoinHandle;
 
 const IDLE: Duration = Duration::from_secs(5);
 
-struct Server {
-    base: String,
-    dir: PathBuf,
-    _tmp: tempfile::TempDir,
-}
-
 async fn start() -> Server {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().join("form");
-    let state = FormState::open(FormConfig {
-        dir: dir.clone(),
-        max_size: None,
-        base_path: "/upload".to_owned(),
-    })
-    .await
-    .expect("open store")
-    .with_idle_timeout(IDLE);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move { axum::serve(listener, router(state)).await });
-    Server {
-        base: format!("http://{addr}"),
-        dir,
-        _tmp: tmp,
-    }
+    common::start(None, |s| s.with_idle_timeout(IDLE)).await
 }
 
 /// A request whose body is fed by hand; its answer is status and JSON body.
@@ -58,7 +34,7 @@ fn open(server: &Server, method: &str, path: &str, content_type: &str) -> Open {
     let req = reqwest::Client::new()
         .request(
             reqwest::Method::from_bytes(method.as_bytes()).expect("method"),
-            format!("{}{path}", server.base),
+            server.url(path),
         )
         .header("content-type", content_type)
         .body(reqwest::Body::wrap_stream(stream));
@@ -95,15 +71,6 @@ fn part_head(name: &str) -> String {
     )
 }
 
-fn stored_files(server: &Server) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(&server.dir)
-        .expect("form dir")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_stalled_raw_or_form_body_is_answered_408_and_nothing_is_kept() {
     let server = start().await;
@@ -135,7 +102,7 @@ async fn a_stalled_raw_or_form_body_is_answered_408_and_nothing_is_kept() {
         (idle.0, idle.1.as_str())
     );
 
-    assert_eq!(stored_files(&server), Vec::<String>::new());
+    assert_eq!(server.stored(), Vec::<String>::new());
 }
 
 #[tokio::test(start_paused = true)]
@@ -164,7 +131,7 @@ async fn a_steady_body_over_several_idle_windows_is_stored_whole() {
         .expect("join");
     assert_eq!(status, 200, "{body}");
     let url = body["url"].as_str().expect("url");
-    let got = reqwest::get(format!("{}{url}", server.base))
+    let got = reqwest::get(server.url(url))
         .await
         .expect("GET")
         .bytes()
