@@ -161,5 +161,5 @@ fn providers(
         ));
     }
     let api = Egress::new(resolver, policy, false, idle)?;
-    Ok(Providers::from_config(&config.providers, &api, sources))
+    Providers::from_config(&config.providers, &api, sources)
 }

@@ -4,7 +4,7 @@
 
 use clap::Args;
 use ferry_companion::providers::ProvidersConfig;
-use ferry_companion::providers::config::{GoogleEndpoints, InstagramEndpoints, OAuthApp};
+use ferry_companion::providers::config::{Endpoints, OAuthApp};
 
 /// Options of the cloud providers (Google Drive, Instagram).
 #[derive(Clone, Default, Args)]
@@ -118,22 +118,41 @@ fn app(
 impl ProviderArgs {
     /// The library settings; `public_url` (`--public-url`) is the base of redirect URIs.
     pub fn to_config(&self, public_url: Option<&str>) -> Result<ProvidersConfig, String> {
-        Ok(ProvidersConfig {
+        let mut config = ProvidersConfig {
             public_url: public_url.map(|u| u.trim_end_matches('/').to_owned()),
-            google: app("google", &self.google_key, &self.google_secret)?,
-            google_endpoints: GoogleEndpoints {
-                auth_url: self.google_auth_url.clone(),
-                token_url: self.google_token_url.clone(),
-                api_url: self.google_api_url.clone(),
-            },
-            instagram: app("instagram", &self.instagram_key, &self.instagram_secret)?,
-            instagram_endpoints: InstagramEndpoints {
-                auth_url: self.instagram_auth_url.clone(),
-                token_url: self.instagram_token_url.clone(),
-                graph_url: self.instagram_graph_url.clone(),
-            },
             ..ProvidersConfig::default()
-        })
+        };
+        // (provider id, flag prefix, key, secret, endpoints): one row per provider.
+        let rows = [
+            (
+                "drive",
+                "google",
+                &self.google_key,
+                &self.google_secret,
+                Endpoints::new(
+                    &self.google_auth_url,
+                    &self.google_token_url,
+                    &self.google_api_url,
+                ),
+            ),
+            (
+                "instagram",
+                "instagram",
+                &self.instagram_key,
+                &self.instagram_secret,
+                Endpoints::new(
+                    &self.instagram_auth_url,
+                    &self.instagram_token_url,
+                    &self.instagram_graph_url,
+                ),
+            ),
+        ];
+        for (id, flag, key, secret, endpoints) in rows {
+            if let Some(app) = app(flag, key, secret)? {
+                config.enable(id, app, endpoints);
+            }
+        }
+        Ok(config)
     }
 }
 
@@ -155,13 +174,11 @@ mod tests {
             .providers
             .to_config(Some("https://f.example/"))
             .expect("valid");
-        assert_eq!(config.google.as_ref().map(|a| a.key.as_str()), Some("k"));
-        assert!(config.instagram.is_none());
+        let drive = config.setup("drive").expect("drive enabled");
+        assert_eq!(drive.app.key, "k");
+        assert!(config.setup("instagram").is_none());
         assert_eq!(config.public_url.as_deref(), Some("https://f.example"));
-        assert_eq!(
-            config.google_endpoints.api_url,
-            "https://www.googleapis.com"
-        );
+        assert_eq!(drive.endpoints.api_url, "https://www.googleapis.com");
         let half = Cli::parse_from(["x", "--instagram-key", "k"]);
         assert_eq!(
             half.providers.to_config(None).err().as_deref(),

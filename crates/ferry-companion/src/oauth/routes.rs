@@ -89,7 +89,7 @@ pub(crate) async fn connect(
             "Invalid authCallbackToken".into(),
         ));
     }
-    let spec = provider.oauth();
+    let spec = &provider.info().oauth;
     let nonce = sealed::random_hex(16);
     let ttl = state.config().providers.login_timeout.as_secs() as i64;
     let expires = token::now() + ttl;
@@ -127,7 +127,7 @@ pub(crate) async fn connect(
     {
         let mut pairs = url.query_pairs_mut();
         pairs
-            .append_pair("client_id", provider.client_id())
+            .append_pair("client_id", &provider.info().client_id)
             .append_pair("redirect_uri", &redirect_uri)
             .append_pair("response_type", "code")
             .append_pair("scope", &spec.scopes.join(spec.scope_separator))
@@ -340,7 +340,13 @@ async fn finish_login(
         Ok(s) => s,
         Err(e) => return Err((Some(login), e.into())),
     };
-    let token = token::issue(secret, p, session.to_value(), now, provider.token_max_age());
+    let token = token::issue(
+        secret,
+        p,
+        session.to_value(),
+        now,
+        provider.info().token_max_age,
+    );
     let mut next = url::Url::parse(&format!("{base}/{p}/send-token"))
         .map_err(|_| (None, CompanionError::Internal("bad public URL".into())))?;
     next.query_pairs_mut()

@@ -1,15 +1,20 @@
 //! The providers' shared API client: sends a request to a provider's configured endpoint,
 //! retries rate-limited answers (429, and Google's 403 `rateLimitExceeded` /
 //! `userRateLimitExceeded`) after the configured backoff, and turns any other failure into a
-//! [`ProviderError`] through the provider's own error reader.
+//! [`ProviderError`] through the provider's own error reader. Also the tails every provider
+//! shares: a response body as a transfer byte stream, a thumbnail streamed back with its
+//! content type.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::{StreamExt, TryStreamExt};
 use reqwest::{RequestBuilder, Response, StatusCode};
 use serde_json::Value;
 
 use super::ProviderError;
+use crate::transfer::TransferError;
+use crate::transfer::source::ByteStream;
 
 /// Reads a provider's error answer (status, body) into a [`ProviderError`].
 pub type ErrorReader = fn(u16, &[u8]) -> ProviderError;
@@ -136,6 +141,30 @@ pub fn ranged(resp: &Response, from: u64) -> Result<(Option<u64>, u64), Provider
     } else {
         Ok((resp.content_length(), from))
     }
+}
+
+/// A download's body as a transfer stream; a break is retryable (the transfer reopens it).
+pub fn byte_stream(resp: Response) -> ByteStream {
+    resp.bytes_stream()
+        .map_err(|e| TransferError::Retryable(format!("provider: {e}")))
+        .boxed()
+}
+
+/// A thumbnail answer streamed back: its content type and bytes, or the status it failed with.
+pub fn stream_image(resp: Response) -> Result<(String, ByteStream), ProviderError> {
+    if !resp.status().is_success() {
+        return Err(ProviderError::Status {
+            status: resp.status().as_u16(),
+            message: "Could not load the thumbnail".into(),
+        });
+    }
+    let kind = resp
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    Ok((kind, byte_stream(resp)))
 }
 
 /// `message` of a JSON error body shaped `{"error": {"message": ...}}`, or a generic one.

@@ -1,7 +1,10 @@
-//! Settings of the cloud providers: each provider's app credentials (enabled when set), every
-//! endpoint overridable (tests point them at fakes, operators at proxies), this server's public
-//! URL for redirect URIs and thumbnail links, page size and rate-limit backoff.
+//! Settings of the cloud providers: the enabled providers by id, each with its app credentials
+//! and its endpoints (every one overridable: tests point them at fakes, operators at proxies),
+//! this server's public URL for redirect URIs and thumbnail links, page size and rate-limit
+//! backoff. A new provider needs no new settings type: [`Endpoints`] holds the URLs any of
+//! them uses.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// An OAuth app registered with a provider.
@@ -21,53 +24,52 @@ impl std::fmt::Debug for OAuthApp {
     }
 }
 
-/// Google's endpoints.
-#[derive(Clone, Debug)]
-pub struct GoogleEndpoints {
+/// A provider's endpoints. Each provider documents which it uses and what it appends.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Endpoints {
+    /// The OAuth authorize page (the browser is sent there).
     pub auth_url: String,
+    /// The OAuth token endpoint (code exchange, refresh).
     pub token_url: String,
-    /// Drive API base (`/drive/v3/...` is appended).
+    /// The API base (Drive's `www.googleapis.com`, Instagram's Graph host, ...).
     pub api_url: String,
+    /// A separate download host, where the provider has one (Dropbox's content host).
+    pub content_url: String,
 }
 
-impl Default for GoogleEndpoints {
-    fn default() -> Self {
+impl Endpoints {
+    /// Endpoints without a separate content host.
+    pub fn new(auth_url: &str, token_url: &str, api_url: &str) -> Self {
         Self {
-            auth_url: "https://accounts.google.com/o/oauth2/v2/auth".into(),
-            token_url: "https://oauth2.googleapis.com/token".into(),
-            api_url: "https://www.googleapis.com".into(),
+            auth_url: auth_url.into(),
+            token_url: token_url.into(),
+            api_url: api_url.into(),
+            content_url: String::new(),
         }
+    }
+
+    /// The same endpoints with the download host `content_url`.
+    pub fn with_content(mut self, content_url: &str) -> Self {
+        self.content_url = content_url.into();
+        self
+    }
+
+    /// `{api_url}{path}`, without a doubled slash.
+    pub fn api(&self, path: &str) -> String {
+        format!("{}{path}", self.api_url.trim_end_matches('/'))
+    }
+
+    /// `{content_url}{path}`, without a doubled slash.
+    pub fn content(&self, path: &str) -> String {
+        format!("{}{path}", self.content_url.trim_end_matches('/'))
     }
 }
 
-impl GoogleEndpoints {
-    /// The revoke endpoint: `revoke` beside the token endpoint
-    /// (`https://oauth2.googleapis.com/revoke` by default).
-    pub fn revoke_url(&self) -> String {
-        match self.token_url.rsplit_once('/') {
-            Some((base, _)) => format!("{base}/revoke"),
-            None => format!("{}/revoke", self.token_url),
-        }
-    }
-}
-
-/// Instagram's endpoints (Instagram API with Instagram Login).
+/// One enabled provider: its app and where it is reached.
 #[derive(Clone, Debug)]
-pub struct InstagramEndpoints {
-    pub auth_url: String,
-    pub token_url: String,
-    /// Graph API base (`/me/media`, `/access_token`, ...).
-    pub graph_url: String,
-}
-
-impl Default for InstagramEndpoints {
-    fn default() -> Self {
-        Self {
-            auth_url: "https://www.instagram.com/oauth/authorize".into(),
-            token_url: "https://api.instagram.com/oauth/access_token".into(),
-            graph_url: "https://graph.instagram.com".into(),
-        }
-    }
+pub struct ProviderSetup {
+    pub app: OAuthApp,
+    pub endpoints: Endpoints,
 }
 
 /// Settings of all providers.
@@ -76,12 +78,8 @@ pub struct ProvidersConfig {
     /// This server's public URL, path prefix included (`https://files.example.com/companion`):
     /// redirect URIs are `{public_url}/{p}/redirect`. Unset: `http://{Host}` of each request.
     pub public_url: Option<String>,
-    /// Google Drive (`drive`), enabled when set.
-    pub google: Option<OAuthApp>,
-    pub google_endpoints: GoogleEndpoints,
-    /// Instagram (`instagram`), enabled when set.
-    pub instagram: Option<OAuthApp>,
-    pub instagram_endpoints: InstagramEndpoints,
+    /// The enabled providers by id (`drive`, `instagram`, ...); see [`ProvidersConfig::enable`].
+    pub enabled: BTreeMap<String, ProviderSetup>,
     /// Items asked per provider page (Drive allows 1000).
     pub page_size: u32,
     /// Waits before each retry of a rate-limited provider call (403 rate limit, 429).
@@ -100,10 +98,7 @@ impl Default for ProvidersConfig {
     fn default() -> Self {
         Self {
             public_url: None,
-            google: None,
-            google_endpoints: GoogleEndpoints::default(),
-            instagram: None,
-            instagram_endpoints: InstagramEndpoints::default(),
+            enabled: BTreeMap::new(),
             page_size: 1000,
             backoff: [1000, 2000, 4000].map(Duration::from_millis).to_vec(),
             login_timeout: Duration::from_secs(600),
@@ -117,6 +112,18 @@ impl Default for ProvidersConfig {
 impl ProvidersConfig {
     /// Whether any provider is enabled.
     pub fn any_enabled(&self) -> bool {
-        self.google.is_some() || self.instagram.is_some()
+        !self.enabled.is_empty()
+    }
+
+    /// Enables the provider `id` with `app` at `endpoints`.
+    pub fn enable(&mut self, id: &str, app: OAuthApp, endpoints: Endpoints) -> &mut Self {
+        self.enabled
+            .insert(id.to_owned(), ProviderSetup { app, endpoints });
+        self
+    }
+
+    /// The provider `id`'s setup, if enabled.
+    pub fn setup(&self, id: &str) -> Option<&ProviderSetup> {
+        self.enabled.get(id)
     }
 }

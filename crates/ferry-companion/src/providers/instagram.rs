@@ -6,54 +6,73 @@
 //! names, no size, paging on the API's `after` cursor only while it says there is a next page.
 //! Media bytes come from CDN URLs the API returns, fetched under the egress policy.
 
-use futures_util::{StreamExt, TryStreamExt};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
-use reqwest::header::{CONTENT_TYPE, RANGE};
+use reqwest::header::RANGE;
 use serde_json::Value;
 
 use super::api::{self, Api};
-use super::config::{InstagramEndpoints, OAuthApp};
+use super::config::{Endpoints, OAuthApp, ProviderSetup};
+use super::oauth2::TokenEndpoint;
 use super::{
-    Download, Item, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, Revoked, Session,
+    Deps, Download, Item, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, ProviderInfo,
+    Revoked, Session,
 };
 use crate::egress::Egress;
-use crate::transfer::TransferError;
 use crate::transfer::source::ByteStream;
 
 const MEDIA_FIELDS: &str = "id,media_type,media_url,thumbnail_url,timestamp,children{id,media_type,media_url,thumbnail_url,timestamp}";
 const ROOT: &str = "recent";
 
+/// Instagram's endpoints: `api_url` is the Graph API host (`/me/media`, `/access_token`, ...).
+pub fn default_endpoints() -> Endpoints {
+    Endpoints::new(
+        "https://www.instagram.com/oauth/authorize",
+        "https://api.instagram.com/oauth/access_token",
+        "https://graph.instagram.com",
+    )
+}
+
 /// The Instagram provider.
 #[derive(Debug)]
 pub struct Instagram {
     app: OAuthApp,
-    endpoints: InstagramEndpoints,
+    endpoints: Endpoints,
     api: Api,
     cdn: Egress,
-    oauth: OAuthSpec,
+    info: ProviderInfo,
     page_size: u32,
 }
 
 impl Instagram {
-    /// Instagram with the app `app` at `endpoints`; `cdn` (the egress-policed client) fetches
-    /// media URLs.
-    pub fn new(app: OAuthApp, endpoints: InstagramEndpoints, api: Api, cdn: Egress) -> Self {
-        let oauth = OAuthSpec {
-            authorize_url: endpoints.auth_url.clone(),
-            scopes: vec!["instagram_business_basic"],
-            scope_separator: ",",
-            extra: Vec::new(),
-            // Instagram Login documents no PKCE parameter.
-            pkce: false,
+    /// Instagram with `setup`'s app at its endpoints; `deps.sources` (the egress-policed
+    /// client) fetches media URLs.
+    pub fn new(setup: ProviderSetup, deps: &Deps) -> Self {
+        let info = ProviderInfo {
+            id: "instagram",
+            name: "Instagram",
+            root: ROOT,
+            oauth: OAuthSpec {
+                authorize_url: setup.endpoints.auth_url.clone(),
+                scopes: vec!["instagram_business_basic"],
+                scope_separator: ",",
+                extra: Vec::new(),
+                // Instagram Login documents no PKCE parameter.
+                pkce: false,
+            },
+            client_id: setup.app.key.clone(),
+            // The long-lived Instagram token's 60 days.
+            token_max_age: 60 * 24 * 3600,
+            supports_refresh: true,
         };
         Self {
-            app,
-            endpoints,
-            api,
-            cdn,
-            oauth,
+            app: setup.app,
+            endpoints: setup.endpoints,
+            api: deps.api.clone(),
+            cdn: deps.sources.clone(),
+            info,
             page_size: 50,
         }
+        .with_page_size(deps.page_size)
     }
 
     /// Media asked per page (the API caps it; 1..=100).
@@ -63,7 +82,7 @@ impl Instagram {
     }
 
     fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.endpoints.graph_url.trim_end_matches('/'))
+        self.endpoints.api(path)
     }
 
     async fn graph(
@@ -137,27 +156,8 @@ impl Instagram {
 
 #[async_trait::async_trait]
 impl Provider for Instagram {
-    fn id(&self) -> &'static str {
-        "instagram"
-    }
-    fn name(&self) -> &'static str {
-        "Instagram"
-    }
-    fn root(&self) -> &'static str {
-        ROOT
-    }
-    fn oauth(&self) -> &OAuthSpec {
-        &self.oauth
-    }
-    fn client_id(&self) -> &str {
-        &self.app.key
-    }
-    fn token_max_age(&self) -> i64 {
-        // The long-lived Instagram token's 60 days.
-        60 * 24 * 3600
-    }
-    fn supports_refresh(&self) -> bool {
-        true
+    fn info(&self) -> &ProviderInfo {
+        &self.info
     }
 
     async fn exchange_code(
@@ -168,17 +168,13 @@ impl Provider for Instagram {
     ) -> Result<Session, ProviderError> {
         // Instagram appends `#_` to the redirect; a browser drops fragments, but be lenient.
         let code = code.trim_end_matches("#_");
-        let req = self.api.client().post(&self.endpoints.token_url).form(&[
-            ("client_id", self.app.key.as_str()),
-            ("client_secret", self.app.secret.as_str()),
-            ("grant_type", "authorization_code"),
-            ("redirect_uri", redirect_uri),
-            ("code", code),
-        ]);
-        let short =
-            api::token_answer(&self.api.json(req, instagram_error).await?).ok_or_else(|| {
-                ProviderError::Unreachable("token answer without access_token".into())
-            })?;
+        let token = TokenEndpoint {
+            api: &self.api,
+            url: &self.endpoints.token_url,
+            app: &self.app,
+            read: instagram_error,
+        };
+        let short = token.exchange_code(code, redirect_uri, None).await?;
         // The short-lived token lasts an hour: swap it for the 60-day one at once.
         let req = self.api.client().get(self.url("/access_token")).query(&[
             ("grant_type", "ig_exchange_token"),
@@ -306,12 +302,8 @@ impl Provider for Instagram {
             });
         }
         let (size, skip) = api::ranged(&resp, from)?;
-        let stream = resp
-            .bytes_stream()
-            .map_err(|e| TransferError::Retryable(format!("provider: {e}")))
-            .boxed();
         Ok(Download {
-            stream,
+            stream: api::byte_stream(resp),
             skip,
             size,
             name: Some(format!(
@@ -334,23 +326,7 @@ impl Provider for Instagram {
             .send()
             .await
             .map_err(|e| ProviderError::Unreachable(e.to_string()))?;
-        if !resp.status().is_success() {
-            return Err(ProviderError::Status {
-                status: resp.status().as_u16(),
-                message: "Could not load the thumbnail".into(),
-            });
-        }
-        let kind = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_owned();
-        let stream = resp
-            .bytes_stream()
-            .map_err(|e| TransferError::Retryable(format!("provider: {e}")))
-            .boxed();
-        Ok((kind, stream))
+        api::stream_image(resp)
     }
 }
 

@@ -4,13 +4,17 @@
 //! A provider knows its OAuth endpoints and scopes, how to swap a code for a session, refresh
 //! and revoke it, list a folder in Companion's item shape, open a file for download from any
 //! byte, and fetch a thumbnail. Everything else (the OAuth dance, sealed tokens, the routes,
-//! the transfer of a download to a destination) is shared. Adding Dropbox or OneDrive is one
-//! file implementing [`Provider`] plus one line in [`Providers::from_config`].
+//! the transfer of a download to a destination) is shared: a provider describes itself as a
+//! [`ProviderInfo`] value, and the standard OAuth2 forms and the thumbnail stream-back are
+//! helpers ([`oauth2`], [`api`]). Adding a provider is one file (or folder) implementing
+//! [`Provider`], one line in the registry table of [`Providers::from_config`], and a fake.
 //!
 //! # Layout
 //!
 //! - [`config`]: [`ProvidersConfig`] (app keys, endpoint overrides, paging and backoff).
-//! - [`api`]: the shared API client: bearer requests, backoff on rate limits, error mapping.
+//! - [`api`]: the shared API client: bearer requests, backoff on rate limits, error mapping,
+//!   downloads and thumbnails streamed back.
+//! - [`oauth2`]: the OAuth2 authorization-code and refresh-token forms.
 //! - [`drive`], [`instagram`]: the providers.
 //! - [`session`]: the provider session sealed in the Uppy auth token.
 //! - [`source`]: a provider download as a transfer [`crate::transfer::Source`].
@@ -21,6 +25,7 @@ pub mod api;
 pub mod config;
 pub mod drive;
 pub mod instagram;
+pub mod oauth2;
 pub mod routes;
 pub mod session;
 pub mod source;
@@ -174,23 +179,34 @@ impl ListCtx {
     }
 }
 
+/// What a provider is, as plain data: everything about it that is not a call.
+#[derive(Clone, Debug)]
+pub struct ProviderInfo {
+    /// The provider id in paths and tokens (`drive`).
+    pub id: &'static str,
+    /// A human name (`Google Drive`).
+    pub name: &'static str,
+    /// The folder a client lists first (`root`, `recent`).
+    pub root: &'static str,
+    /// Authorize endpoint, scopes, PKCE support.
+    pub oauth: OAuthSpec,
+    /// The app's client id (public; sent in the authorize URL).
+    pub client_id: String,
+    /// Lifetime of the Uppy auth token, in seconds.
+    pub token_max_age: i64,
+    /// Whether `/refresh-token` can renew a session of this provider.
+    pub supports_refresh: bool,
+}
+
+/// Companion's MAX_AGE_REFRESH_TOKEN (400 days): the Uppy auth token's lifetime for providers
+/// whose sessions carry a refresh token.
+pub const REFRESHABLE_MAX_AGE: i64 = 400 * 24 * 3600;
+
 /// A cloud provider.
 #[async_trait::async_trait]
 pub trait Provider: Send + Sync + std::fmt::Debug {
-    /// The provider id in paths and tokens (`drive`).
-    fn id(&self) -> &'static str;
-    /// A human name (`Google Drive`).
-    fn name(&self) -> &'static str;
-    /// The folder a client lists first (`root`, `recent`).
-    fn root(&self) -> &'static str;
-    /// Authorize endpoint, scopes, PKCE support.
-    fn oauth(&self) -> &OAuthSpec;
-    /// The app's client id (public; sent in the authorize URL).
-    fn client_id(&self) -> &str;
-    /// Lifetime of the Uppy auth token, in seconds.
-    fn token_max_age(&self) -> i64;
-    /// Whether `/refresh-token` can renew a session of this provider.
-    fn supports_refresh(&self) -> bool;
+    /// Its id, name, root folder, OAuth settings and token lifetime.
+    fn info(&self) -> &ProviderInfo;
 
     /// Swaps an authorization code for a session (and fills in the username).
     async fn exchange_code(
@@ -232,6 +248,28 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     ) -> Result<(String, ByteStream), ProviderError>;
 }
 
+/// What a provider's constructor gets besides its own setup.
+#[derive(Clone, Debug)]
+pub struct Deps {
+    /// The client for the provider's configured endpoints.
+    pub api: api::Api,
+    /// The egress-policed client, for URLs the provider returns (CDN links).
+    pub sources: Egress,
+    /// Items asked per page (each provider clamps it to its API's limit).
+    pub page_size: u32,
+}
+
+/// Builds an enabled provider from its setup.
+type Build = fn(config::ProviderSetup, &Deps) -> Arc<dyn Provider>;
+
+/// Every provider Ferry has: its id in [`ProvidersConfig::enabled`] and its constructor.
+const REGISTRY: &[(&str, Build)] = &[
+    ("drive", |s, d| Arc::new(drive::Drive::new(s, d))),
+    ("instagram", |s, d| {
+        Arc::new(instagram::Instagram::new(s, d))
+    }),
+];
+
 /// The enabled providers, by id.
 #[derive(Clone, Debug, Default)]
 pub struct Providers {
@@ -239,33 +277,42 @@ pub struct Providers {
 }
 
 impl Providers {
-    /// The providers whose app key and secret are configured. `api` reaches the providers'
-    /// configured endpoints; `sources` (the egress-policed client) fetches URLs the providers
-    /// return, such as CDN links.
-    pub fn from_config(config: &ProvidersConfig, api: &Egress, sources: &Egress) -> Self {
-        let mut map: BTreeMap<&'static str, Arc<dyn Provider>> = BTreeMap::new();
-        let client = api::Api::new(api.client().clone(), config.backoff.clone());
-        if let Some(app) = &config.google {
-            let p = drive::Drive::new(
-                app.clone(),
-                config.google_endpoints.clone(),
-                client.clone(),
-                sources.clone(),
-            )
-            .with_page_size(config.page_size);
-            map.insert(p.id(), Arc::new(p));
+    /// Ids [`ProvidersConfig::enabled`] accepts.
+    pub fn known() -> impl Iterator<Item = &'static str> {
+        REGISTRY.iter().map(|(id, _)| *id)
+    }
+
+    /// The providers enabled in `config`. `api` reaches the providers' configured endpoints;
+    /// `sources` (the egress-policed client) fetches URLs the providers return, such as CDN
+    /// links. An id no provider has is an error.
+    pub fn from_config(
+        config: &ProvidersConfig,
+        api: &Egress,
+        sources: &Egress,
+    ) -> Result<Self, CompanionError> {
+        if let Some(unknown) = config
+            .enabled
+            .keys()
+            .find(|id| !Self::known().any(|k| k == id.as_str()))
+        {
+            return Err(CompanionError::Config(format!(
+                "unknown provider {unknown:?} (known: {})",
+                Self::known().collect::<Vec<_>>().join(", ")
+            )));
         }
-        if let Some(app) = &config.instagram {
-            let p = instagram::Instagram::new(
-                app.clone(),
-                config.instagram_endpoints.clone(),
-                client.clone(),
-                sources.clone(),
-            )
-            .with_page_size(config.page_size);
-            map.insert(p.id(), Arc::new(p));
-        }
-        Self { map }
+        let deps = Deps {
+            api: api::Api::new(api.client().clone(), config.backoff.clone()),
+            sources: sources.clone(),
+            page_size: config.page_size,
+        };
+        let map = REGISTRY
+            .iter()
+            .filter_map(|(id, build)| {
+                let setup = config.setup(id)?.clone();
+                Some((*id, build(setup, &deps)))
+            })
+            .collect();
+        Ok(Self { map })
     }
 
     /// The provider `id`, if enabled.
@@ -281,5 +328,33 @@ impl Providers {
     /// The enabled providers.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Provider>> {
         self.map.values()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::config::{Endpoints, OAuthApp};
+
+    #[test]
+    fn an_unknown_provider_id_is_refused_at_start() {
+        let mut config = crate::CompanionConfig {
+            secret: Some(ferry_auth::Secret::new("s")),
+            ..crate::CompanionConfig::default()
+        };
+        let app = OAuthApp {
+            key: "k".into(),
+            secret: "s".into(),
+        };
+        config
+            .providers
+            .enable("dropbx", app, Endpoints::new("a", "t", "x"));
+        let Err(err) = crate::router(config) else {
+            panic!("an unknown provider id must be refused");
+        };
+        assert!(
+            err.to_string()
+                .contains("unknown provider \"dropbx\" (known: drive, instagram)"),
+            "{err}"
+        );
     }
 }

@@ -225,7 +225,7 @@ pub(crate) async fn refresh_token(
 ) -> Result<Json<Value>, CompanionError> {
     let provider = provider(&state, &p)?;
     let session = sealed::verify(&state, &p, token_of(&headers, &q))?;
-    if !provider.supports_refresh() {
+    if !provider.info().supports_refresh {
         return Err(CompanionError::Unauthorized("Unauthorized"));
     }
     let fresh = provider.refresh(&session).await?;
@@ -234,7 +234,7 @@ pub(crate) async fn refresh_token(
         &p,
         fresh.to_value(),
         token::now(),
-        provider.token_max_age(),
+        provider.info().token_max_age,
     );
     Ok(Json(json!({ "uppyAuthToken": token })))
 }
@@ -311,10 +311,10 @@ pub(crate) async fn enabled(State(state): State<AppState>) -> Json<Value> {
         .iter()
         .map(|p| {
             json!({
-                "id": p.id(),
-                "name": p.name(),
-                "rootFolder": p.root(),
-                "supportsRefreshToken": p.supports_refresh(),
+                "id": p.info().id,
+                "name": p.info().name,
+                "rootFolder": p.info().root,
+                "supportsRefreshToken": p.info().supports_refresh,
             })
         })
         .collect();

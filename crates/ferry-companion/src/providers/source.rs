@@ -69,7 +69,7 @@ impl ProviderSource {
     async fn reopen(&self, from: u64) -> Result<Download, TransferError> {
         let session = self.inner().session.clone();
         match self.provider.download(&session, &self.id, from).await {
-            Err(ProviderError::Auth) if self.provider.supports_refresh() => {
+            Err(ProviderError::Auth) if self.provider.info().supports_refresh => {
                 let fresh = self.provider.refresh(&session).await.map_err(to_transfer)?;
                 self.inner().session = fresh.clone();
                 self.provider
@@ -112,7 +112,7 @@ impl Source for ProviderSource {
 
     /// `<provider>:<file id>` (e.g. `drive:1AbC`), for hooks.
     fn origin(&self) -> Option<String> {
-        Some(format!("{}:{}", self.provider.id(), self.id))
+        Some(format!("{}:{}", self.provider.info().id, self.id))
     }
 }
 

@@ -10,7 +10,7 @@ use base64::Engine;
 use ferry_companion::egress::StaticResolver;
 use ferry_companion::oauth::handoff::LocalHandoff;
 use ferry_companion::providers::ProvidersConfig;
-use ferry_companion::providers::config::{GoogleEndpoints, InstagramEndpoints, OAuthApp};
+use ferry_companion::providers::config::{Endpoints, OAuthApp};
 use ferry_companion::{AppState, CompanionConfig};
 use ferry_testkit::TestServer;
 use ferry_testkit::fake::google::FakeGoogle;
@@ -73,25 +73,7 @@ pub async fn start_with(opts: Opts) -> Env {
     let tus = TusDest::start().await;
     let form = FormDest::start().await;
     let hub = Arc::new(LocalHandoff::default());
-    let providers = ProvidersConfig {
-        google: Some(OAuthApp {
-            key: "google-client".into(),
-            secret: "google-secret".into(),
-        }),
-        google_endpoints: GoogleEndpoints {
-            auth_url: google.auth_url(),
-            token_url: google.token_url(),
-            api_url: google.api_url(),
-        },
-        instagram: Some(OAuthApp {
-            key: "ig-client".into(),
-            secret: "ig-secret".into(),
-        }),
-        instagram_endpoints: InstagramEndpoints {
-            auth_url: ig.auth_url(),
-            token_url: ig.token_url(),
-            graph_url: ig.graph_url(),
-        },
+    let mut providers = ProvidersConfig {
         page_size: 5,
         auth_sockets_per_client: opts.auth_sockets_per_client,
         backoff: vec![
@@ -101,6 +83,23 @@ pub async fn start_with(opts: Opts) -> Env {
         ],
         ..ProvidersConfig::default()
     };
+    providers
+        .enable(
+            "drive",
+            OAuthApp {
+                key: "google-client".into(),
+                secret: "google-secret".into(),
+            },
+            Endpoints::new(&google.auth_url(), &google.token_url(), &google.api_url()),
+        )
+        .enable(
+            "instagram",
+            OAuthApp {
+                key: "ig-client".into(),
+                secret: "ig-secret".into(),
+            },
+            Endpoints::new(&ig.auth_url(), &ig.token_url(), &ig.graph_url()),
+        );
     // The companion knows its own address: provider links are built only for its own host.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

@@ -9,18 +9,18 @@ mod items;
 
 use std::collections::BTreeMap;
 
-use futures_util::{StreamExt, TryStreamExt};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::header::RANGE;
 use serde_json::Value;
 
 use super::api::{self, Api};
-use super::config::{GoogleEndpoints, OAuthApp};
+use super::config::{Endpoints, OAuthApp, ProviderSetup};
+use super::oauth2::{self, TokenEndpoint};
 use super::{
-    Download, Item, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, Revoked, Session,
+    Deps, Download, Item, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, ProviderInfo,
+    REFRESHABLE_MAX_AGE, Revoked, Session,
 };
 use crate::egress::Egress;
-use crate::transfer::TransferError;
 use crate::transfer::source::ByteStream;
 
 use export::{EXPORT_LIMIT_MESSAGE, export_type, unsupported_reason, with_extension};
@@ -34,37 +34,56 @@ const WORKSPACE: &str = "application/vnd.google-apps.";
 pub const SHARED_WITH_ME: &str = "shared-with-me";
 const FILE_FIELDS: &str = "id,name,mimeType,size,modifiedTime,thumbnailLink,imageMediaMetadata,videoMediaMetadata,shortcutDetails(targetId,targetMimeType)";
 
+/// Google's endpoints: `api_url` is the Drive API's host (`/drive/v3/...` is appended); the
+/// revoke endpoint is `revoke` beside `token_url`.
+pub fn default_endpoints() -> Endpoints {
+    Endpoints::new(
+        "https://accounts.google.com/o/oauth2/v2/auth",
+        "https://oauth2.googleapis.com/token",
+        "https://www.googleapis.com",
+    )
+}
+
 /// The Google Drive provider.
 #[derive(Debug)]
 pub struct Drive {
     app: OAuthApp,
-    endpoints: GoogleEndpoints,
+    endpoints: Endpoints,
     api: Api,
     sources: Egress,
-    oauth: OAuthSpec,
+    info: ProviderInfo,
     page_size: u32,
 }
 
 impl Drive {
-    /// Drive with the app `app` at `endpoints`; `sources` fetches URLs Google returns
+    /// Drive with `setup`'s app at its endpoints; `deps.sources` fetches URLs Google returns
     /// (thumbnail links) under the egress policy.
-    pub fn new(app: OAuthApp, endpoints: GoogleEndpoints, api: Api, sources: Egress) -> Self {
-        let oauth = OAuthSpec {
-            authorize_url: endpoints.auth_url.clone(),
-            scopes: vec!["https://www.googleapis.com/auth/drive.readonly"],
-            scope_separator: " ",
-            // A refresh token on every consent, not only the first one.
-            extra: vec![("access_type", "offline"), ("prompt", "consent")],
-            pkce: true,
+    pub fn new(setup: ProviderSetup, deps: &Deps) -> Self {
+        let info = ProviderInfo {
+            id: "drive",
+            name: "Google Drive",
+            root: "root",
+            oauth: OAuthSpec {
+                authorize_url: setup.endpoints.auth_url.clone(),
+                scopes: vec!["https://www.googleapis.com/auth/drive.readonly"],
+                scope_separator: " ",
+                // A refresh token on every consent, not only the first one.
+                extra: vec![("access_type", "offline"), ("prompt", "consent")],
+                pkce: true,
+            },
+            client_id: setup.app.key.clone(),
+            token_max_age: REFRESHABLE_MAX_AGE,
+            supports_refresh: true,
         };
         Self {
-            app,
-            endpoints,
-            api,
-            sources,
-            oauth,
+            app: setup.app,
+            endpoints: setup.endpoints,
+            api: deps.api.clone(),
+            sources: deps.sources.clone(),
+            info,
             page_size: 1000,
         }
+        .with_page_size(deps.page_size)
     }
 
     /// Items asked per `files.list` page (1..=1000).
@@ -74,10 +93,7 @@ impl Drive {
     }
 
     fn url(&self, path: &str) -> String {
-        format!(
-            "{}/drive/v3{path}",
-            self.endpoints.api_url.trim_end_matches('/')
-        )
+        self.endpoints.api(&format!("/drive/v3{path}"))
     }
 
     async fn get_json(
@@ -136,37 +152,29 @@ impl Drive {
         Ok(meta)
     }
 
-    async fn token_call(&self, form: &[(&str, &str)]) -> Result<api::TokenAnswer, ProviderError> {
-        let req = self.api.client().post(&self.endpoints.token_url).form(form);
-        let answer = self.api.json(req, google_error).await?;
-        api::token_answer(&answer)
-            .ok_or_else(|| ProviderError::Unreachable("token answer without access_token".into()))
+    fn token_endpoint(&self) -> TokenEndpoint<'_> {
+        TokenEndpoint {
+            api: &self.api,
+            url: &self.endpoints.token_url,
+            app: &self.app,
+            read: google_error,
+        }
+    }
+
+    /// `revoke` beside the token endpoint (`https://oauth2.googleapis.com/revoke` by default).
+    fn revoke_url(&self) -> String {
+        let token_url = &self.endpoints.token_url;
+        match token_url.rsplit_once('/') {
+            Some((base, _)) => format!("{base}/revoke"),
+            None => format!("{token_url}/revoke"),
+        }
     }
 }
 
 #[async_trait::async_trait]
 impl Provider for Drive {
-    fn id(&self) -> &'static str {
-        "drive"
-    }
-    fn name(&self) -> &'static str {
-        "Google Drive"
-    }
-    fn root(&self) -> &'static str {
-        "root"
-    }
-    fn oauth(&self) -> &OAuthSpec {
-        &self.oauth
-    }
-    fn client_id(&self) -> &str {
-        &self.app.key
-    }
-    fn token_max_age(&self) -> i64 {
-        // Companion's MAX_AGE_REFRESH_TOKEN: 400 days.
-        400 * 24 * 3600
-    }
-    fn supports_refresh(&self) -> bool {
-        true
+    fn info(&self) -> &ProviderInfo {
+        &self.info
     }
 
     async fn exchange_code(
@@ -175,53 +183,23 @@ impl Provider for Drive {
         redirect_uri: &str,
         verifier: Option<&str>,
     ) -> Result<Session, ProviderError> {
-        let mut form = vec![
-            ("grant_type", "authorization_code"),
-            ("code", code),
-            ("client_id", self.app.key.as_str()),
-            ("client_secret", self.app.secret.as_str()),
-            ("redirect_uri", redirect_uri),
-        ];
-        if let Some(v) = verifier {
-            form.push(("code_verifier", v));
-        }
-        let answer = self.token_call(&form).await?;
-        let mut session = Session {
-            access_token: answer.access_token,
-            refresh_token: answer.refresh_token,
-            ..Session::default()
-        };
+        let mut session = self
+            .token_endpoint()
+            .session_from_code(code, redirect_uri, verifier)
+            .await?;
         session.username = self.username(&session).await?;
         Ok(session)
     }
 
     async fn refresh(&self, session: &Session) -> Result<Session, ProviderError> {
-        let refresh = session
-            .refresh_token
-            .as_deref()
-            .ok_or(ProviderError::Auth)?;
-        let answer = self
-            .token_call(&[
-                ("grant_type", "refresh_token"),
-                ("refresh_token", refresh),
-                ("client_id", self.app.key.as_str()),
-                ("client_secret", self.app.secret.as_str()),
-            ])
-            .await?;
-        let mut next = session.clone();
-        next.access_token = answer.access_token;
-        // Keep a rotated refresh token (Companion drops it).
-        if let Some(rotated) = answer.refresh_token {
-            next.refresh_token = Some(rotated);
-        }
-        Ok(next)
+        self.token_endpoint().refresh(session).await
     }
 
     async fn revoke(&self, session: &Session) -> Result<Revoked, ProviderError> {
         let req = self
             .api
             .client()
-            .post(self.endpoints.revoke_url())
+            .post(self.revoke_url())
             .form(&[("token", session.access_token.as_str())]);
         let revoked = self.api.send(req, google_error).await.is_ok();
         Ok(Revoked {
@@ -342,12 +320,8 @@ impl Provider for Drive {
             )
         };
         let (total, skip) = api::ranged(&resp, from)?;
-        let stream = resp
-            .bytes_stream()
-            .map_err(|e| TransferError::Retryable(format!("provider: {e}")))
-            .boxed();
         Ok(Download {
-            stream,
+            stream: api::byte_stream(resp),
             skip,
             size: total.or(size_hint),
             name: Some(name),
@@ -389,42 +363,23 @@ impl Provider for Drive {
             .send()
             .await
             .map_err(|e| ProviderError::Unreachable(e.to_string()))?;
-        if !resp.status().is_success() {
-            return Err(ProviderError::Status {
-                status: resp.status().as_u16(),
-                message: "Could not load the thumbnail".into(),
-            });
-        }
-        let kind = resp
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_owned();
-        let stream = resp
-            .bytes_stream()
-            .map_err(|e| TransferError::Retryable(format!("provider: {e}")))
-            .boxed();
-        Ok((kind, stream))
+        api::stream_image(resp)
     }
 }
 
 /// Google's errors: 401 and `invalid_grant` are auth errors; the export cap gets a readable
 /// message; everything else carries Google's message.
 fn google_error(status: u16, body: &[u8]) -> ProviderError {
-    let text = String::from_utf8_lossy(body);
-    if status == 401 || (status == 400 && text.contains("invalid_grant")) {
-        return ProviderError::Auth;
-    }
-    if text.contains("exportSizeLimitExceeded") {
-        return ProviderError::Status {
-            status,
-            message: EXPORT_LIMIT_MESSAGE.into(),
-        };
-    }
-    ProviderError::Status {
-        status,
-        message: api::error_message(body, status),
+    match oauth2::token_error(status, body) {
+        ProviderError::Status { .. }
+            if String::from_utf8_lossy(body).contains("exportSizeLimitExceeded") =>
+        {
+            ProviderError::Status {
+                status,
+                message: EXPORT_LIMIT_MESSAGE.into(),
+            }
+        }
+        other => other,
     }
 }
 
