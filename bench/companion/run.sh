@@ -2,25 +2,32 @@
 # bench/companion: a 1 GiB link import from a loopback origin to a tus endpoint, side by side:
 #   ferry      — companion + tus endpoint in one process (release build)
 #   companion  — Uppy's @uppy/companion 6.2.2 + @tus/server 2.4 (two Node processes)
-# with the raw curl download of the same file as the floor. Prints median seconds, MiB/s and
-# peak RSS (VmHWM) per side, and the ratios. Every transfer is checked byte for byte (cmp).
-# Environment: REPS (default 3), SIZE_MIB (default 1024), FERRY_BIN (default: release build).
+# with the floor measured in the same repetition: curl downloading the same file from the same
+# origin into the same tmpfs. Two origins: Node's (peers.mjs, the one Companion is measured
+# against) and a fast one (`ferry-tus-loadgen origin`, sendfile), which tells whether the origin
+# or the importer is the slow part. Prints median seconds, MiB/s and peak RSS (VmHWM) per side,
+# and the ratios to the floor. Every transfer is checked byte for byte (cmp).
+# Environment: REPS (default 3), SIZE_MIB (default 1024), FERRY_BIN (default: release build),
+# BENCH_TMPFS (default /dev/shm: source, floor copies and data directories live there).
 set -euo pipefail
 cd "$(dirname "$0")"
 here=$(pwd)
 root=$(cd ../.. && pwd)
 REPS=${REPS:-3}
 SIZE_MIB=${SIZE_MIB:-1024}
-FERRY_BIN=${FERRY_BIN:-$root/target/release/ferry}
-
-if [[ ! -x $FERRY_BIN ]]; then
+# Without FERRY_BIN, the release build of this checkout (cargo rebuilds only what changed, so a
+# stale binary is never measured).
+if [[ -z ${FERRY_BIN:-} ]]; then
   (cd "$root" && cargo build --release -q -p ferry)
+  FERRY_BIN="${CARGO_TARGET_DIR:-$root/target}/release/ferry"
 fi
+(cd "$root" && cargo build --release -q -p ferry-tus-loadgen)
+loadgen="${CARGO_TARGET_DIR:-$root/target}/release/ferry-tus-loadgen"
 if [[ ! -d node_modules/@uppy/companion ]]; then
   flock /tmp/ferry-npm.lock npm install --no-audit --no-fund --silent
 fi
 
-work=$(mktemp -d)
+work=$(mktemp -d "${BENCH_TMPFS:-/dev/shm}/ferry-bench-companion.XXXXXX")
 pids=()
 stop() { # stop the given PIDs (only processes this script started)
   for pid in "$@"; do
@@ -48,19 +55,27 @@ head -c $((SIZE_MIB * 1024 * 1024)) /dev/urandom >"$work/src.bin"
 origin_port=$(free_port)
 node peers.mjs origin "$origin_port" "$work/src.bin" >/dev/null &
 pids+=($!)
-source_url="http://127.0.0.1:$origin_port/src.bin"
-wait_ready "$source_url"
-
-echo "curl floor..."
-: >"$work/curl"
-for _ in $(seq "$REPS"); do
-  curl -s -o /dev/null -w '%{time_total}\n' "$source_url" >>"$work/curl"
-done
-
-echo "ferry..."
-: >"$work/ferry.t"
+fast_port=$(free_port)
+"$loadgen" origin "$fast_port" "$work/src.bin" &
+pids+=($!)
+declare -A origin=([node]="http://127.0.0.1:$origin_port/src.bin" [fast]="http://127.0.0.1:$fast_port/src.bin")
+wait_ready "${origin[node]}"
+wait_ready "${origin[fast]}"
+bytes=$((SIZE_MIB * 1024 * 1024))
+for f in curl-node curl-fast ferry-node ferry-fast comp; do : >"$work/$f.t"; done
 : >"$work/ferry.rss"
-for _ in $(seq "$REPS"); do
+: >"$work/comp.rss"
+: >"$work/tus.rss"
+
+# curl ORIGIN: the floor, the same bytes from the same origin into the same tmpfs.
+floor_once() {
+  curl -s -o "$work/floor.bin" -w '%{time_total}\n' "${origin[$1]}" >>"$work/curl-$1.t"
+  cmp "$work/floor.bin" "$work/src.bin"
+  rm -f "$work/floor.bin"
+}
+
+ferry_once() { # ORIGIN
+  local port fpid secs url
   port=$(free_port)
   rm -rf "$work/ferry-data"
   "$FERRY_BIN" serve --listen "127.0.0.1:$port" --data-dir "$work/ferry-data" --allow-local-urls \
@@ -68,18 +83,16 @@ for _ in $(seq "$REPS"); do
   fpid=$!
   pids+=("$fpid")
   wait_ready "http://127.0.0.1:$port/health"
-  read -r secs url < <(node drive.mjs "http://127.0.0.1:$port" "$source_url" "http://127.0.0.1:$port/files/" $((SIZE_MIB * 1024 * 1024)))
+  read -r secs url < <(node drive.mjs "http://127.0.0.1:$port" "${origin[$1]}" "http://127.0.0.1:$port/files/" "$bytes")
   peak_kib "$fpid" >>"$work/ferry.rss"
-  echo "$secs" >>"$work/ferry.t"
+  echo "$secs" >>"$work/ferry-$1.t"
   curl -s "$url" | cmp - "$work/src.bin"
   stop "$fpid"
-done
+  rm -rf "$work/ferry-data"
+}
 
-echo "@uppy/companion + @tus/server..."
-: >"$work/comp.t"
-: >"$work/comp.rss"
-: >"$work/tus.rss"
-for _ in $(seq "$REPS"); do
+companion_once() {
+  local tport cport tpid cpid secs url
   tport=$(free_port)
   cport=$(free_port)
   rm -rf "$work/tus-data" "$work/comp-data"
@@ -95,26 +108,43 @@ for _ in $(seq "$REPS"); do
   pids+=("$tpid" "$cpid")
   wait_ready "http://127.0.0.1:$tport/files/"
   wait_ready "http://127.0.0.1:$cport/"
-  read -r secs url < <(node drive.mjs "http://127.0.0.1:$cport" "$source_url" "http://127.0.0.1:$tport/files/" $((SIZE_MIB * 1024 * 1024)))
+  read -r secs url < <(node drive.mjs "http://127.0.0.1:$cport" "${origin[node]}" "http://127.0.0.1:$tport/files/" "$bytes")
   peak_kib "$cpid" >>"$work/comp.rss"
   peak_kib "$tpid" >>"$work/tus.rss"
   echo "$secs" >>"$work/comp.t"
   curl -s "$url" | cmp - "$work/src.bin"
   stop "$cpid" "$tpid"
+  rm -rf "$work/tus-data" "$work/comp-data"
+}
+
+# Each repetition runs every side once (order rotated), so a ratio compares runs minutes apart
+# at most (the machine's load drifts).
+steps=("floor_once node" "floor_once fast" "ferry_once node" "ferry_once fast" companion_once)
+for rep in $(seq "$REPS"); do
+  echo "rep $rep of $REPS (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  for i in "${!steps[@]}"; do
+    # shellcheck disable=SC2086 # "function origin" splits into two words on purpose
+    ${steps[$(((rep + i) % ${#steps[@]}))]}
+  done
 done
 
-c=$(median <"$work/curl")
-f=$(median <"$work/ferry.t")
+cn=$(median <"$work/curl-node.t")
+cf=$(median <"$work/curl-fast.t")
+fn=$(median <"$work/ferry-node.t")
+ff=$(median <"$work/ferry-fast.t")
 n=$(median <"$work/comp.t")
 frss=$(median <"$work/ferry.rss")
 nrss=$(median <"$work/comp.rss")
 trss=$(median <"$work/tus.rss")
 echo
-echo "link import of ${SIZE_MIB} MiB, loopback origin -> tus, median of $REPS (all byte-exact):"
-awk -v c="$c" -v f="$f" -v n="$n" -v fr="$frss" -v nr="$nrss" -v tr="$trss" -v m="$SIZE_MIB" 'BEGIN {
-  printf "  %-34s %8.2f s %8.0f MiB/s\n", "curl download (floor)", c, m / c
-  printf "  %-34s %8.2f s %8.0f MiB/s   peak RSS %6.0f MiB\n", "ferry (companion + tus)", f, m / f, fr / 1024
-  printf "  %-34s %8.2f s %8.0f MiB/s   peak RSS %6.0f MiB (+ @tus/server %.0f MiB)\n", "@uppy/companion + @tus/server", n, m / n, nr / 1024, tr / 1024
-  printf "  ferry throughput vs Companion: %.2fx; peak RSS: %.1f%% of Companion (%.1f%% of Companion + @tus/server)\n", n / f, 100 * fr / nr, 100 * fr / (nr + tr)
+echo "link import of ${SIZE_MIB} MiB, loopback origin -> tus (tmpfs), median of $REPS (all byte-exact):"
+awk -v cn="$cn" -v cf="$cf" -v fn="$fn" -v ff="$ff" -v n="$n" -v fr="$frss" -v nr="$nrss" -v tr="$trss" -v m="$SIZE_MIB" 'BEGIN {
+  printf "  %-44s %8.2f s %8.0f MiB/s\n", "curl, Node origin -> tmpfs (floor)", cn, m / cn
+  printf "  %-44s %8.2f s %8.0f MiB/s\n", "curl, fast origin (sendfile) -> tmpfs (floor)", cf, m / cf
+  printf "  %-44s %8.2f s %8.0f MiB/s   peak RSS %6.0f MiB\n", "ferry (companion + tus), Node origin", fn, m / fn, fr / 1024
+  printf "  %-44s %8.2f s %8.0f MiB/s\n", "ferry (companion + tus), fast origin", ff, m / ff
+  printf "  %-44s %8.2f s %8.0f MiB/s   peak RSS %6.0f MiB (+ @tus/server %.0f MiB)\n", "@uppy/companion + @tus/server, Node origin", n, m / n, nr / 1024, tr / 1024
+  printf "  ferry / its floor (goal >= 0.85x): Node origin %.2fx (%s), fast origin %.2fx (%s)\n", cn / fn, (cn / fn >= 0.85 ? "met" : "missed"), cf / ff, (cf / ff >= 0.85 ? "met" : "missed")
+  printf "  ferry throughput vs Companion: %.2fx; peak RSS: %.1f%% of Companion (%.1f%% of Companion + @tus/server)\n", n / fn, 100 * fr / nr, 100 * fr / (nr + tr)
 }'
-echo "  raw samples (s): curl $(tr '\n' ' ' <"$work/curl")| ferry $(tr '\n' ' ' <"$work/ferry.t")| companion $(tr '\n' ' ' <"$work/comp.t")"
+echo "  raw samples (s): curl-node $(tr '\n' ' ' <"$work/curl-node.t")| curl-fast $(tr '\n' ' ' <"$work/curl-fast.t")| ferry-node $(tr '\n' ' ' <"$work/ferry-node.t")| ferry-fast $(tr '\n' ' ' <"$work/ferry-fast.t")| companion $(tr '\n' ' ' <"$work/comp.t")"

@@ -23,12 +23,13 @@ SMALL_KIB=${SMALL_KIB:-64}
 LARGE_MIB=${LARGE_MIB:-1024}
 CONC=${CONC:-6}
 REPS=${REPS:-5}
-FERRY_BIN=${FERRY_BIN:-$root/target/release/ferry}
-FERRY_FAKES_BIN=${FERRY_FAKES_BIN:-$root/target/release/ferry-fakes}
-
-if [[ ! -x $FERRY_BIN || ! -x $FERRY_FAKES_BIN ]]; then
+# Without FERRY_BIN / FERRY_FAKES_BIN, the release builds of this checkout (cargo rebuilds only
+# what changed, so a stale binary is never measured).
+if [[ -z ${FERRY_BIN:-} || -z ${FERRY_FAKES_BIN:-} ]]; then
   (cd "$root" && cargo build --release -q -p ferry -p ferry-testkit --bins)
 fi
+FERRY_BIN=${FERRY_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/ferry}
+FERRY_FAKES_BIN=${FERRY_FAKES_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/ferry-fakes}
 
 work=$(mktemp -d)
 source "$root/bench/support/processes.sh"

@@ -2,18 +2,27 @@
 // by `ferry`: @ferry/core's S3MultipartUploader vs Uppy's @uppy/aws-s3, alternating, BENCH_REPS
 // times each (default 2), for each emulated round-trip latency in BENCH_LATENCIES_MS (default
 // "0,40": raw loopback, then DevTools' added latency per request, as between a browser and a
-// remote bucket). Prints one JSON line per run; each object's stored size is checked.
+// remote bucket). Prints one JSON line per run; each object's stored size is checked. On raw
+// loopback each repetition also runs the floor, `native`: Garage's own ingest of the same file
+// with boto3 at the same part size and parts in flight (native.py, run with BENCH_PYTHON).
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { startS3Stack } from '../../e2e/support/s3-stack.ts';
 
 const size = Number(process.env.BENCH_SIZE ?? 1024 * 1024 * 1024);
 const reps = Number(process.env.BENCH_REPS ?? 2);
 const latencies = (process.env.BENCH_LATENCIES_MS ?? '0,40').split(',').map(Number);
+// Browser peers; `ferry-at` is another commit's engine (run.sh's BENCH_FERRY_AT) on the same page.
+const browserPeers = (process.env.BENCH_PEERS ?? 'ferry,uppy').split(',');
 const pageDir = process.argv[2];
-if (!pageDir) throw new Error('usage: measure.ts PAGE_DIR (bench/s3/run.sh builds the page, bundles this and runs it)');
+const nativeScript = process.argv[3];
+const python = process.env.BENCH_PYTHON;
+if (!pageDir || !nativeScript || !python)
+  throw new Error('usage: BENCH_PYTHON=... measure.ts PAGE_DIR NATIVE_PY (bench/s3/run.sh builds the page, bundles this and runs it)');
 
 type Bench = Record<string, () => Promise<{ ms: number; key: string }>>;
 
@@ -27,10 +36,49 @@ for (let left = size; left > 0; left -= 16 * 1024 * 1024)
 await handle.close();
 
 const stack = await startS3Stack(pageDir);
+
+/** Garage's own ingest of the file (the floor): boto3, same part size and parts in flight. */
+async function native(rep: number): Promise<{ ms: number; key: string }> {
+  const key = `native/bench-${rep}.bin`;
+  const { garage } = stack;
+  const { stdout } = await promisify(execFile)(python as string, [
+    nativeScript,
+    garage.endpoint,
+    garage.region,
+    garage.accessKey,
+    garage.secretKey,
+    garage.bucket,
+    key,
+    input,
+  ]);
+  return { ms: (JSON.parse(stdout) as { ms: number }).ms, key };
+}
+
+/** Removes the stored object after checking its size. */
+async function check(peer: string, key: string) {
+  const head = await stack.garage.s3('HEAD', `/${key}`);
+  const stored = Number(head.headers.get('content-length'));
+  if (stored !== size) throw new Error(`${peer}: stored ${stored} bytes, sent ${size}`);
+  await stack.garage.s3('DELETE', `/${key}`);
+}
+
+function report(peer: string, latency: number, rep: number, ms: number) {
+  const mbps = size / 1e6 / (ms / 1000);
+  console.log(JSON.stringify({ peer, latency, rep, bytes: size, ms: Math.round(ms), mbps: Number(mbps.toFixed(1)) }));
+}
+
 try {
   for (const latency of latencies) {
     for (let rep = 1; rep <= reps; rep += 1) {
-      for (const peer of rep % 2 ? ['ferry', 'uppy'] : ['uppy', 'ferry']) {
+      const all = ['native', ...browserPeers];
+      const order = rep % 2 ? all : [...all].reverse();
+      for (const peer of order.filter((p) => p !== 'native' || latency === 0)) {
+        if (peer === 'native') {
+          const out = await native(rep);
+          await check(peer, out.key);
+          report(peer, latency, rep, out.ms);
+          continue;
+        }
         const page = await stack.open();
         // Why a request failed, when one does (printed on stderr, not part of the figures).
         page.on('requestfailed', (r) =>
@@ -53,14 +101,8 @@ try {
           return run();
         }, peer);
         await page.close();
-        const head = await stack.garage.s3('HEAD', `/${out.key}`);
-        const stored = Number(head.headers.get('content-length'));
-        if (stored !== size) throw new Error(`${peer}: stored ${stored} bytes, sent ${size}`);
-        await stack.garage.s3('DELETE', `/${out.key}`);
-        const mbps = size / 1e6 / (out.ms / 1000);
-        console.log(
-          JSON.stringify({ peer, latency, rep, bytes: size, ms: Math.round(out.ms), mbps: Number(mbps.toFixed(1)) }),
-        );
+        await check(peer, out.key);
+        report(peer, latency, rep, out.ms);
       }
     }
   }

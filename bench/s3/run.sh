@@ -3,30 +3,53 @@
 # bucket, signed by `ferry`'s /s3 routes: @ferry/core's S3MultipartUploader (5 parts in flight)
 # vs Uppy's @uppy/aws-s3 6.3.1 (parts of one file one at a time), same page, same run,
 # BENCH_REPS (default 2) alternating runs each, on raw loopback and with 40 ms of emulated
-# latency per request (BENCH_LATENCIES_MS). Goal: Ferry at least 2x Uppy's throughput.
-# Prints figures and the ratio; never fails on timing.
+# latency per request (BENCH_LATENCIES_MS). Goal: Ferry at least 2x Uppy's throughput. The floor,
+# in the same run on raw loopback: Garage's own ingest of the same file with boto3 (native.py,
+# 5 MiB parts, 5 in flight; boto3 is installed into a venv under bench/results/s3 on first run).
+# Goal: Ferry at least 0.8x of it. Prints figures and the ratios; never fails on timing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 cd "$root"
+boto3_version=1.44.8
 
 [[ -d node_modules ]] || npm ci --no-audit --no-fund
 [[ -d "$here/node_modules/@uppy/aws-s3" ]] || (cd "$here" && npm ci --no-audit --no-fund --no-workspaces)
 scripts/ensure-garage.sh
-if [[ -z ${FERRY_BIN:-} ]]; then
-  cargo build -q -p ferry
-  export FERRY_BIN="${CARGO_TARGET_DIR:-$root/target}/debug/ferry"
-fi
+# The bundled driver runs from bench/results/s3, so the e2e helpers inside it cannot find the
+# binaries relative to the repository: name both explicitly (ferry signs, ferry-garage is the
+# testkit's launcher of the Garage it uploads to).
+target="${CARGO_TARGET_DIR:-$root/target}"
+[[ -n ${FERRY_BIN:-} ]] || cargo build -q -p ferry
+[[ -n ${FERRY_GARAGE_BIN:-} ]] || cargo build -q -p ferry-testkit --bins
+export FERRY_BIN="${FERRY_BIN:-$target/debug/ferry}"
+export FERRY_GARAGE_BIN="${FERRY_GARAGE_BIN:-$target/debug/ferry-garage}"
 
 out="$root/bench/results/s3"
 mkdir -p "$out"
+# boto3 for the floor, pinned, in the suite's own venv (not the system's Python).
+if [[ ! -x $out/venv/bin/python ]] || ! "$out/venv/bin/python" -c 'import boto3' 2>/dev/null; then
+  python3 -m venv "$out/venv"
+  "$out/venv/bin/pip" install -q --disable-pip-version-check "boto3==$boto3_version"
+fi
+export BENCH_PYTHON="$out/venv/bin/python"
+# BENCH_FERRY_AT=COMMIT: that commit's @ferry/core runs on the same page as `ferry-at`, beside
+# this checkout's, in the same run (its sources exported under bench/results/s3, so they resolve
+# this checkout's node_modules).
+if [[ -n ${BENCH_FERRY_AT:-} ]]; then
+  at="$out/core-at-$(git rev-parse --short "$BENCH_FERRY_AT")"
+  rm -rf "$at" && mkdir -p "$at"
+  git archive "$BENCH_FERRY_AT" packages/core/src | tar -x -C "$at"
+  export BENCH_CORE_AT_SRC="$at/packages/core/src/index.ts"
+  export BENCH_PEERS="${BENCH_PEERS:-ferry,ferry-at,uppy}"
+fi
 npx --no-install vite build --config "$here/vite.config.mjs" >/dev/null
 # Node 20 runs no TypeScript: bundle the driver (and the e2e helpers it shares) first.
 npx --no-install rolldown "$here/measure.ts" --platform node --format esm \
   --external playwright-core --file "$out/measure.mjs" >/dev/null
 
 echo "$(( ${BENCH_SIZE:-1073741824} / 1048576 )) MiB multipart upload, Chromium -> Garage on loopback, signed by ferry:"
-node "$out/measure.mjs" "$out/page" | tee "$out/timing.jsonl" | sed 's/^/  /'
+node "$out/measure.mjs" "$out/page" "$here/native.py" | tee "$out/timing.jsonl" | sed 's/^/  /'
 
 node - "$out/timing.jsonl" <<'JS'
 const runs = require('node:fs').readFileSync(process.argv[2], 'utf8').trim().split('\n').map((l) => JSON.parse(l));
@@ -37,5 +60,13 @@ for (const latency of [...new Set(runs.map((r) => r.latency))]) {
   const u = median(of('uppy'));
   const label = latency ? `${latency} ms emulated latency` : 'loopback, no added latency';
   console.log(`  ${label}: median Ferry ${f.toFixed(1)} MB/s, Uppy ${u.toFixed(1)} MB/s (${of('ferry').length} runs each); Ferry / Uppy ${(f / u).toFixed(2)}x (goal >= 2x: ${f / u >= 2 ? 'met' : 'missed'})`);
+  if (of('ferry-at').length) {
+    const at = median(of('ferry-at'));
+    console.log(`    Ferry at ${process.env.BENCH_FERRY_AT}: ${at.toFixed(1)} MB/s, / Uppy ${(at / u).toFixed(2)}x; this checkout / it ${(f / at).toFixed(2)}x`);
+  }
+  if (of('native').length) {
+    const n = median(of('native'));
+    console.log(`    floor, Garage's own ingest (boto3, same parts): ${n.toFixed(1)} MB/s; Ferry / floor ${(f / n).toFixed(2)}x (goal >= 0.8x: ${f / n >= 0.8 ? 'met' : 'missed'}), Uppy / floor ${(u / n).toFixed(2)}x`);
+  }
 }
 JS

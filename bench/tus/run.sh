@@ -8,7 +8,9 @@
 #     baselines that just write the body to one file (no fsync): `baseline` in Node (sink.mjs)
 #     and `baseline-rust` (ferry-tus-loadgen sink --file); and `discard` (ferry-tus-loadgen sink
 #     --discard), which stores nothing: the ceiling curl + loopback allow on this machine, printed
-#     next to "3x @tus/server" so a reader sees whether that goal is physically reachable here.
+#     next to "3x @tus/server" so a reader sees whether that goal is physically reachable here;
+#     and the floor `dd`: the same file copied into the same directory (bs=1M), what any writer
+#     of those bytes into that filesystem pays (goal: ferry >= 0.8x of it).
 #     MB/s, peak RSS (VmHWM), sha256 of the stored file checked (n/a for discard).
 #  2. BENCH_UPLOADS (default 200) concurrent uploads of 1 MiB (POST + one PATCH each), ferry (both
 #     policies; the Node client only against the default) vs @tus/server, from two clients: the Rust ferry-tus-loadgen and the Node fetch client
@@ -20,7 +22,9 @@
 # BENCH_REPS (default 5) repetitions, interleaved, peer (and client) order rotated each
 # repetition; medians printed with the ratios against the goals (>= 3x @tus/server, >= 0.8x the
 # baselines, RSS < 32 MiB; >= 3x uploads/s). Never fails on timing. FERRY_BIN skips the ferry
-# build; the loadgen is built into CARGO_TARGET_DIR (default target/). Results: bench/results/tus.
+# build; the loadgen is built into CARGO_TARGET_DIR (default target/). BENCH_TMP (default
+# /dev/shm, a tmpfs) holds the source file and every store: set it to a disk directory to include
+# the disk. Results: bench/results/tus.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -37,7 +41,7 @@ fi
 loadgen="${CARGO_TARGET_DIR:-$root/target}/release/ferry-tus-loadgen"
 ticks="$(getconf CLK_TCK)"
 
-work="$(mktemp -d /tmp/ferry-bench-tus.XXXXXX)"
+work="$(mktemp -d "${BENCH_TMP:-/dev/shm}/ferry-bench-tus.XXXXXX")"
 out="$root/bench/results/tus"
 mkdir -p "$out"
 : >"$out/patch.tsv"
@@ -106,7 +110,7 @@ patch_once() {
   local peer=$1 dir="$work/$1" url stored="" secs steal0
   rm -rf "$dir" && mkdir -p "$dir"
   settle
-  start "$peer" "$dir"
+  [[ $peer == dd ]] || start "$peer" "$dir"
   steal0="$(steal_secs)"
   case $peer in
     ferry | ferry-nosync | tus-node)
@@ -117,13 +121,20 @@ patch_once() {
         -H 'Upload-Offset: 0' -H 'Content-Type: application/offset+octet-stream' \
         -T "$work/src.bin" -w '%{time_total}' "$url")"
       stored="$store/${url##*/}" ;;
+    dd)
+      local t0=$EPOCHREALTIME
+      dd if="$work/src.bin" of="$dir/dd.bin" bs=1M status=none
+      secs="$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.6f", b - a}')"
+      stored="$dir/dd.bin" ;;
     *)
       secs="$(curl -s -o /dev/null -H 'Expect:' -X PUT -T "$work/src.bin" -w '%{time_total}' "$base/upload")"
       [[ $peer == discard ]] || stored="$dir/sink.bin" ;;
   esac
-  local rss ok=bad
-  rss="$(peak_rss_kib)"
-  stop
+  local rss=0 ok=bad
+  if [[ -n $pid ]]; then
+    rss="$(peak_rss_kib)"
+    stop
+  fi
   if [[ -z $stored ]]; then
     ok=n/a
   elif [[ "$(sha256sum "$stored" | cut -d' ' -f1)" == "$want" ]]; then
@@ -161,7 +172,7 @@ concurrent_once() {
   rm -rf "$dir"
 }
 
-peers=(ferry ferry-nosync tus-node baseline baseline-rust discard)
+peers=(ferry ferry-nosync tus-node baseline baseline-rust discard dd)
 echo "1) one PATCH of $((size / 1048576)) MiB, $reps reps (peer, seconds, peak RSS KiB, sha256, CPU seconds stolen by the hypervisor):"
 for rep in $(seq "$reps"); do
   for i in "${!peers[@]}"; do patch_once "${peers[$(((rep + i) % ${#peers[@]}))]}"; done
@@ -190,8 +201,8 @@ const bad = rows.filter((r) => r[3] === 'bad').length;
 const disturbed = (xs) => `${xs.filter((x) => x > 0.05).length} of ${xs.length} runs lost CPU to the hypervisor (${xs.reduce((a, b) => a + b, 0).toFixed(2)} s in all)`;
 console.log(`\nsummary (medians of ${of('ferry').length} reps; sha256 mismatches: ${bad}, discard not checked)`);
 console.log(`  single PATCH: ${disturbed(rows.map((r) => Number(r[4] ?? 0)))}`);
-const label = { ferry: 'ferry', 'ferry-nosync': 'ferry --fsync never', 'tus-node': '@tus/server', baseline: 'baseline (node)', 'baseline-rust': 'baseline-rust', discard: 'discard (ceiling)' };
-for (const p of ['ferry', 'ferry-nosync', 'tus-node', 'baseline', 'baseline-rust', 'discard']) {
+const label = { ferry: 'ferry', 'ferry-nosync': 'ferry --fsync never', 'tus-node': '@tus/server', baseline: 'baseline (node)', 'baseline-rust': 'baseline-rust', discard: 'discard (ceiling)', dd: 'dd (floor)' };
+for (const p of ['ferry', 'ferry-nosync', 'tus-node', 'baseline', 'baseline-rust', 'discard', 'dd']) {
   console.log(`  single PATCH ${label[p].padEnd(19)} ${mbps(p).toFixed(0).padStart(5)} MB/s   peak RSS ${rss(p).toFixed(1)} MiB`);
 }
 const target = 3 * mbps('tus-node');
@@ -200,7 +211,8 @@ console.log(`  3x @tus/server = ${target.toFixed(0)} MB/s vs ceiling ${ceiling.t
 for (const f of ['ferry', 'ferry-nosync']) {
   const vsTus = mbps(f) / mbps('tus-node');
   const vsBase = ['baseline', 'baseline-rust'].map((b) => { const r = mbps(f) / mbps(b); return `/ ${label[b]} ${r.toFixed(2)}x (${goal(r >= 0.8)})`; });
-  console.log(`  ${label[f]}: / @tus/server ${vsTus.toFixed(2)}x (goal >= 3x: ${goal(vsTus >= 3)}); ${vsBase.join('; ')} (goal >= 0.8x); peak RSS ${rss(f).toFixed(1)} MiB (goal < 32 MiB: ${goal(rss(f) < 32)})`);
+  const vsDd = mbps(f) / mbps('dd');
+  console.log(`  ${label[f]}: / dd floor ${vsDd.toFixed(2)}x (goal >= 0.8x: ${goal(vsDd >= 0.8)}); / @tus/server ${vsTus.toFixed(2)}x (goal >= 3x: ${goal(vsTus >= 3)}); ${vsBase.join('; ')} (goal >= 0.8x); peak RSS ${rss(f).toFixed(1)} MiB (goal < 32 MiB: ${goal(rss(f) < 32)})`);
 }
 const runs = fs.readFileSync(jsonl, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 const c = (client, peer, get) => median(runs.filter((r) => r.client === client && r.peer === peer).map(get));

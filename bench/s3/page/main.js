@@ -1,6 +1,8 @@
 // The S3 benchmark page: one function per uploader, each sending the picked file through
 // ferry's /s3 routes straight to the bucket and resolving with the elapsed time and the key.
 import { Ferry, S3MultipartUploader } from '@ferry/core';
+// Another commit's engine (run.sh's BENCH_FERRY_AT), to compare two versions in one run.
+import * as at from '@ferry/core-at';
 import AwsS3 from '@uppy/aws-s3';
 import Uppy from '@uppy/core';
 
@@ -11,8 +13,8 @@ function picked() {
   return file;
 }
 
-async function ferry() {
-  const engine = new Ferry({ uploader: new S3MultipartUploader({ companionUrl: location.origin }) });
+async function ferry(core = { Ferry, S3MultipartUploader }) {
+  const engine = new core.Ferry({ uploader: new core.S3MultipartUploader({ companionUrl: location.origin }) });
   const id = engine.addFile({ data: picked() });
   const start = performance.now();
   const result = await engine.upload();
@@ -36,4 +38,4 @@ async function uppy() {
   return { ms, key: result.successful[0].response?.body?.key };
 }
 
-Object.assign(window, { bench: { ferry, uppy }, ready: true });
+Object.assign(window, { bench: { ferry: () => ferry(), 'ferry-at': () => ferry(at), uppy }, ready: true });

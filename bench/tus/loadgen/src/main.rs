@@ -4,10 +4,13 @@
 //! 2-core machine, so it measures itself rather than the servers; `upload` is the same client in
 //! Rust, cheap enough to leave the cores to the server under test. `sink` is the strong baseline
 //! (a server that only writes the body to disk) and, with `--discard`, the ceiling of what curl and
-//! loopback allow here.
+//! loopback allow here. `origin` serves one file as fast as the kernel can (`sendfile`), the
+//! source of the link-import floor in `bench/companion`.
 //!
-//! Layout: `upload` (the concurrent tus client), `sink` (the write-only / discard server).
+//! Layout: `upload` (the concurrent tus client), `sink` (the write-only / discard server),
+//! `origin` (the static file server).
 
+mod origin;
 mod sink;
 mod upload;
 
@@ -23,7 +26,7 @@ pub type Error = Box<dyn std::error::Error + Send + Sync>;
 #[derive(Debug, Parser)]
 #[command(
     name = "ferry-tus-loadgen",
-    about = "tus benchmark client and sink server"
+    about = "tus benchmark client, sink server and static origin"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -64,22 +67,32 @@ enum Command {
         #[arg(long, required_unless_present = "discard")]
         file: Option<PathBuf>,
     },
+    /// HTTP server on 127.0.0.1:PORT answering every GET with FILE (sendfile), HEAD with its
+    /// headers: the fast origin for link-import floors.
+    Origin {
+        /// Port to listen on (127.0.0.1 only).
+        port: u16,
+        /// The file every GET answers with.
+        file: PathBuf,
+    },
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    report(match Cli::parse().command {
+        // Blocking threads and sendfile: no runtime needed.
+        Command::Origin { port, file } => origin::run(port, file),
+        command => run_async(command),
+    })
+}
+
+/// The commands that run on a tokio runtime.
+fn run_async(command: Command) -> Result<(), Error> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("ferry-tus-loadgen: cannot start the runtime: {err}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let result = runtime.block_on(async {
-        match cli.command {
+        .map_err(|err| format!("cannot start the runtime: {err}"))?;
+    runtime.block_on(async {
+        match command {
             Command::Upload {
                 base_url,
                 store_dir,
@@ -96,8 +109,13 @@ fn main() -> ExitCode {
                 discard: _,
                 file,
             } => sink::run(port, file).await,
+            Command::Origin { port, file } => origin::run(port, file),
         }
-    });
+    })
+}
+
+/// Exit status of a run; the error's whole chain on stderr.
+fn report(result: Result<(), Error>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
