@@ -21,8 +21,9 @@ if [[ -z ${FERRY_BIN:-} ]]; then
   (cd "$root" && cargo build --release -q -p ferry)
   FERRY_BIN="${CARGO_TARGET_DIR:-$root/target}/release/ferry"
 fi
-(cd "$root" && cargo build --release -q -p ferry-tus-loadgen)
-loadgen="${CARGO_TARGET_DIR:-$root/target}/release/ferry-tus-loadgen"
+# The fast origin; FERRY_LOADGEN_BIN (bench/run sets it) skips the build.
+[[ -n ${FERRY_LOADGEN_BIN:-} ]] || (cd "$root" && cargo build --release -q -p ferry-tus-loadgen)
+loadgen="${FERRY_LOADGEN_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/ferry-tus-loadgen}"
 if [[ ! -d node_modules/@uppy/companion ]]; then
   flock /tmp/ferry-npm.lock npm install --no-audit --no-fund --silent
 fi

@@ -30,8 +30,8 @@ if [[ -z ${FERRY_DIST_BIN:-} ]]; then
   (cd "$root" && cargo build -q --profile dist -p ferry)
   FERRY_DIST_BIN="$target/dist/ferry"
 fi
-loadgen="$target/release/ferry-tus-loadgen"
-if [[ " ${workloads[*]} " == *" tus-concurrent "* ]]; then
+loadgen="${FERRY_LOADGEN_BIN:-$target/release/ferry-tus-loadgen}"
+if [[ -z ${FERRY_LOADGEN_BIN:-} && " ${workloads[*]} " == *" tus-concurrent "* ]]; then
   (cd "$root" && cargo build -q --release -p ferry-tus-loadgen)
 fi
 if [[ ! -d $root/bench/companion/node_modules/ws ]]; then

@@ -27,9 +27,12 @@ if [[ -z ${FERRY_BIN:-} ]]; then
   (cd "$root" && cargo build -q --release -p ferry)
   FERRY_BIN="$target/release/ferry"
 fi
-(cd "$root" && cargo build -q --release -p ferry-tus-loadgen -p ferry-testkit --bins)
-loadgen="$target/release/ferry-tus-loadgen"
-garage_bin="$target/release/ferry-garage"
+# FERRY_LOADGEN_BIN and FERRY_GARAGE_BIN (bench/run sets both) skip the build.
+if [[ -z ${FERRY_LOADGEN_BIN:-} || -z ${FERRY_GARAGE_BIN:-} ]]; then
+  (cd "$root" && cargo build -q --release -p ferry-tus-loadgen -p ferry-testkit --bins)
+fi
+loadgen="${FERRY_LOADGEN_BIN:-$target/release/ferry-tus-loadgen}"
+garage_bin="${FERRY_GARAGE_BIN:-$target/release/ferry-garage}"
 redis_bin="${REDIS_SERVER_BIN:-redis-server}"
 
 work="$(mktemp -d /tmp/ferry-bench-scale.XXXXXX)"

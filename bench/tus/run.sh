@@ -37,8 +37,10 @@ if [[ -z ${FERRY_BIN:-} ]]; then
   (cd "$root" && cargo build -q --release -p ferry)
   FERRY_BIN="${CARGO_TARGET_DIR:-$root/target}/release/ferry"
 fi
-(cd "$root" && cargo build -q --release -p ferry-tus-loadgen)
-loadgen="${CARGO_TARGET_DIR:-$root/target}/release/ferry-tus-loadgen"
+# FERRY_LOADGEN_BIN (bench/run sets it) skips the build: building the loadgen alone unifies
+# features differently from bench/run's shared build, so cargo would link it once more.
+[[ -n ${FERRY_LOADGEN_BIN:-} ]] || (cd "$root" && cargo build -q --release -p ferry-tus-loadgen)
+loadgen="${FERRY_LOADGEN_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/ferry-tus-loadgen}"
 ticks="$(getconf CLK_TCK)"
 
 work="$(mktemp -d "${BENCH_TMP:-/dev/shm}/ferry-bench-tus.XXXXXX")"
