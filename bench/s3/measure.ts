@@ -22,9 +22,11 @@ const pageDir = process.argv[2];
 const nativeScript = process.argv[3];
 const python = process.env.BENCH_PYTHON;
 if (!pageDir || !nativeScript || !python)
-  throw new Error('usage: BENCH_PYTHON=... measure.ts PAGE_DIR NATIVE_PY (bench/s3/run.sh builds the page, bundles this and runs it)');
+  throw new Error(
+    'usage: BENCH_PYTHON=... measure.ts PAGE_DIR NATIVE_PY (bench/s3/run.sh builds the page, bundles this and runs it)',
+  );
 
-type Bench = Record<string, () => Promise<{ ms: number; key: string }>>;
+type Bench = Record<string, (query?: string) => Promise<{ ms: number; key: string }>>;
 
 // A file on disk, picked through the page's file input: Chromium then reads it from disk as it
 // would a user's file (a 1 GiB in-memory Blob breaks Chromium's blob store: ERR_BLOB_REFERENCED_BLOB_BROKEN).
@@ -95,10 +97,12 @@ try {
           });
         }
         await page.setInputFiles('#file', input);
+        // `ferry?limit=10`: the peer `ferry` with those uploader options (see page/main.js).
         const out = await page.evaluate((peer) => {
-          const run = (window as unknown as { bench: Bench }).bench[peer];
+          const [name, query] = peer.split('?');
+          const run = (window as unknown as { bench: Bench }).bench[name];
           if (!run) throw new Error(`no bench for ${peer}`);
-          return run();
+          return run(query);
         }, peer);
         await page.close();
         await check(peer, out.key);

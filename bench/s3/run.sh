@@ -54,19 +54,28 @@ node "$out/measure.mjs" "$out/page" "$here/native.py" | tee "$out/timing.jsonl" 
 node - "$out/timing.jsonl" <<'JS'
 const runs = require('node:fs').readFileSync(process.argv[2], 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const goal = (ok) => (ok ? 'met' : 'missed');
+const at = process.env.BENCH_FERRY_AT;
 for (const latency of [...new Set(runs.map((r) => r.latency))]) {
   const of = (peer) => runs.filter((r) => r.peer === peer && r.latency === latency).map((r) => r.mbps);
-  const f = median(of('ferry'));
-  const u = median(of('uppy'));
-  const label = latency ? `${latency} ms emulated latency` : 'loopback, no added latency';
-  console.log(`  ${label}: median Ferry ${f.toFixed(1)} MB/s, Uppy ${u.toFixed(1)} MB/s (${of('ferry').length} runs each); Ferry / Uppy ${(f / u).toFixed(2)}x (goal >= 2x: ${f / u >= 2 ? 'met' : 'missed'})`);
-  if (of('ferry-at').length) {
-    const at = median(of('ferry-at'));
-    console.log(`    Ferry at ${process.env.BENCH_FERRY_AT}: ${at.toFixed(1)} MB/s, / Uppy ${(at / u).toFixed(2)}x; this checkout / it ${(f / at).toFixed(2)}x`);
+  const peers = [...new Set(runs.filter((r) => r.latency === latency).map((r) => r.peer))];
+  const u = of('uppy').length ? median(of('uppy')) : undefined;
+  const n = of('native').length ? median(of('native')) : undefined;
+  console.log(`  ${latency ? `${latency} ms emulated latency` : 'loopback, no added latency'} (medians of ${of(peers[0]).length} runs):`);
+  for (const peer of peers) {
+    const m = median(of(peer));
+    const name = peer === 'native' ? "floor: Garage's own ingest (boto3, same parts)" : peer === 'ferry-at' ? `ferry at ${at}` : peer;
+    const vsUppy = u && peer !== 'uppy' && peer !== 'native' ? `; / Uppy ${(m / u).toFixed(2)}x${peer === 'ferry' ? ` (goal >= 2x: ${goal(m / u >= 2)})` : ''}` : '';
+    const vsFloor = n && peer !== 'native' ? `; / floor ${(m / n).toFixed(2)}x${peer === 'ferry' ? ` (goal >= 0.8x: ${goal(m / n >= 0.8)})` : ''}` : '';
+    console.log(`    ${name.padEnd(46)} ${m.toFixed(1).padStart(6)} MB/s${vsUppy}${vsFloor}`);
   }
-  if (of('native').length) {
-    const n = median(of('native'));
-    console.log(`    floor, Garage's own ingest (boto3, same parts): ${n.toFixed(1)} MB/s; Ferry / floor ${(f / n).toFixed(2)}x (goal >= 0.8x: ${f / n >= 0.8 ? 'met' : 'missed'}), Uppy / floor ${(u / n).toFixed(2)}x`);
+  if (of('ferry-at').length && of('ferry').length) {
+    // Paired by repetition: the two engines ran back to back, under the same load.
+    const pairs = [...new Set(runs.map((r) => r.rep))].map((rep) => {
+      const get = (peer) => runs.find((r) => r.peer === peer && r.rep === rep && r.latency === latency)?.mbps;
+      return get('ferry') / get('ferry-at');
+    });
+    console.log(`    this checkout / ${at}, per repetition: ${pairs.map((x) => x.toFixed(2)).join(' ')} (median ${median(pairs).toFixed(2)})`);
   }
 }
 JS

@@ -13,8 +13,17 @@ function picked() {
   return file;
 }
 
-async function ferry(core = { Ferry, S3MultipartUploader }) {
-  const engine = new core.Ferry({ uploader: new core.S3MultipartUploader({ companionUrl: location.origin }) });
+/**
+ * `query`: the uploader's options from a peer named `ferry?limit=10&partMib=16` (parts in flight,
+ * part size), to try the scheduling the floor uses against other settings in one run.
+ */
+async function ferry(core = { Ferry, S3MultipartUploader }, query = '') {
+  const params = new URLSearchParams(query);
+  const limit = params.has('limit') ? Number(params.get('limit')) : undefined;
+  const partMib = params.has('partMib') ? Number(params.get('partMib')) : undefined;
+  const getChunkSize = partMib ? () => partMib * 1024 * 1024 : undefined;
+  const uploader = new core.S3MultipartUploader({ companionUrl: location.origin, limit, getChunkSize });
+  const engine = new core.Ferry({ uploader });
   const id = engine.addFile({ data: picked() });
   const start = performance.now();
   const result = await engine.upload();
@@ -38,4 +47,7 @@ async function uppy() {
   return { ms, key: result.successful[0].response?.body?.key };
 }
 
-Object.assign(window, { bench: { ferry: () => ferry(), 'ferry-at': () => ferry(at), uppy }, ready: true });
+Object.assign(window, {
+  bench: { ferry: (query) => ferry(undefined, query), 'ferry-at': (query) => ferry(at, query), uppy },
+  ready: true,
+});
