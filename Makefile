@@ -16,7 +16,7 @@ run: release
 ## unit, integration, end to end (including the npm tarballs in an app outside the repository)
 test: tools lint test-rust test-ts e2e
 
-## tools: Chromium, redis-server, haproxy (apt) and Garage (built once into ~/.cache/ferry)
+## tools: Chromium, redis-server, haproxy, ffmpeg, libvips-tools, ClamAV (apt) and Garage (built once into ~/.cache/ferry)
 tools:
 	@for ensure in scripts/ensure-*.sh; do "$$ensure" || exit 1; done
 

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Makes sure the system tools the suites drive are installed: Chromium (end-to-end specs;
 # CHROMIUM_PATH overrides /usr/bin/chromium), redis-server (cluster tests; REDIS_SERVER_BIN
-# overrides the one on PATH) and haproxy (load-balanced cluster runs). Does nothing when all are
-# there. As root on Debian or Ubuntu it installs what is missing through apt; otherwise it says
-# exactly what to install and fails, so `make test` stops before suites that would fail anyway.
+# overrides the one on PATH), haproxy (load-balanced cluster runs) and the processing service's
+# engines: ffmpeg/ffprobe, libvips's command-line tools, and ClamAV's clamd plus sigtool (the
+# virus-scan tests build their own signature database, so no freshclam download is needed). Does
+# nothing when all are there. As root on Debian or Ubuntu it installs what is missing through apt;
+# otherwise it says exactly what to install and fails, so `make test` stops before suites that
+# would fail anyway.
 set -euo pipefail
 
 have() { command -v "$1" >/dev/null || [[ -x /usr/sbin/$1 ]]; }
@@ -12,6 +15,10 @@ missing=()
 [[ -x ${CHROMIUM_PATH:-/usr/bin/chromium} ]] || missing+=(chromium)
 [[ -n ${REDIS_SERVER_BIN:-} && -x ${REDIS_SERVER_BIN:-} ]] || have redis-server || missing+=(redis-server)
 have haproxy || missing+=(haproxy)
+{ have ffmpeg && have ffprobe; } || missing+=(ffmpeg)
+{ have vips && have vipsthumbnail && have vipsheader; } || missing+=(libvips-tools)
+have sigtool || missing+=(clamav)
+have clamd || missing+=(clamav-daemon)
 ((${#missing[@]})) || exit 0
 
 if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
