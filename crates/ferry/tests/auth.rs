@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::Server;
+use common::{Server, message, now, tus};
 use ferry_auth::Claims;
 use ferry_testkit::origin::{Origin, OriginOptions};
 use ferry_testkit::{random_bytes, sha256_hex};
@@ -25,40 +25,8 @@ async fn start(extra: &[&str]) -> Server {
     configured.start()
 }
 
-fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_secs()
-}
-
 fn token(sub: &str, edit: impl FnOnce(&mut Claims)) -> String {
-    let mut claims = Claims {
-        sub: sub.to_owned(),
-        exp: now() + 600,
-        ..Claims::default()
-    };
-    edit(&mut claims);
-    ferry_auth::issue(SECRET.as_bytes(), &claims)
-}
-
-fn tus(method: Method, url: &str, auth: Option<&str>) -> reqwest::RequestBuilder {
-    let mut req = reqwest::Client::new()
-        .request(method, url)
-        .header("Tus-Resumable", "1.0.0");
-    if let Some(auth) = auth {
-        req = req.bearer_auth(auth);
-    }
-    req
-}
-
-async fn message(res: reqwest::Response) -> (StatusCode, String) {
-    let status = res.status();
-    let body: serde_json::Value = res.json().await.unwrap_or_default();
-    (
-        status,
-        body["message"].as_str().unwrap_or_default().to_owned(),
-    )
+    common::token(SECRET, sub, edit)
 }
 
 /// Creates a tus upload of `len` bytes as `auth`; returns its URL.

@@ -7,7 +7,6 @@
 mod common;
 
 use common::Server;
-use ferry_auth::Claims;
 use ferry_testkit::{random_bytes, sha256_hex};
 use reqwest::{Method, StatusCode};
 
@@ -17,28 +16,12 @@ async fn start() -> Server {
     common::serve(&["--ietf-draft", "--auth-secret", SECRET]).await
 }
 
-/// A token for `claims`, valid for ten minutes.
-fn issue(mut claims: Claims) -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_secs();
-    claims.exp = now + 600;
-    ferry_auth::issue(SECRET.as_bytes(), &claims)
-}
-
 fn token(sub: &str) -> String {
-    issue(Claims {
-        sub: sub.to_owned(),
-        ..Claims::default()
-    })
+    common::token(SECRET, sub, |_| {})
 }
 
 fn request(method: Method, url: &str, auth: &str) -> reqwest::RequestBuilder {
-    reqwest::Client::new()
-        .request(method, url)
-        .header("Tus-Resumable", "1.0.0")
-        .bearer_auth(auth)
+    common::tus(method, url, Some(auth))
 }
 
 /// `id` with the characters at `at` percent-encoded (lower or upper case hex).
@@ -244,13 +227,8 @@ fn tree(dir: &std::path::Path) -> Vec<String> {
 async fn a_token_prefix_is_held_inside_the_tus_directory() {
     let server = start().await;
     let files = format!("{}/files/", server.base);
-    let with_prefix = |prefix: &str| {
-        issue(Claims {
-            sub: "mallory".to_owned(),
-            prefix: Some(prefix.to_owned()),
-            ..Claims::default()
-        })
-    };
+    let with_prefix =
+        |prefix: &str| common::token(SECRET, "mallory", |c| c.prefix = Some(prefix.to_owned()));
     let before = tree(server.data_dir());
     for prefix in ["../", "../escape/", "x/../../", "x//y/", "/abs/", "./../"] {
         let auth = with_prefix(prefix);

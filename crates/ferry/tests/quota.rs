@@ -9,7 +9,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::Server;
+use common::{Server, message};
 use ferry_auth::Claims;
 use ferry_testkit::{random_bytes, sha256_hex};
 use reqwest::{Method, StatusCode};
@@ -54,25 +54,11 @@ impl Server {
 }
 
 fn token(sub: &str, edit: impl FnOnce(&mut Claims)) -> String {
-    let exp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_secs()
-        + 600;
-    let mut claims = Claims {
-        sub: sub.to_owned(),
-        exp,
-        ..Claims::default()
-    };
-    edit(&mut claims);
-    ferry_auth::issue(SECRET.as_bytes(), &claims)
+    common::token(SECRET, sub, edit)
 }
 
 fn request(method: Method, url: &str, auth: &str) -> reqwest::RequestBuilder {
-    reqwest::Client::new()
-        .request(method, url)
-        .bearer_auth(auth)
-        .header("Tus-Resumable", "1.0.0")
+    common::tus(method, url, Some(auth))
 }
 
 /// A body sent chunked (no `Content-Length`), in pieces of 10,000 bytes.
@@ -80,14 +66,6 @@ fn chunked(bytes: &[u8]) -> reqwest::Body {
     let pieces: Vec<Result<Vec<u8>, std::io::Error>> =
         bytes.chunks(10_000).map(|c| Ok(c.to_vec())).collect();
     reqwest::Body::wrap_stream(futures_util::stream::iter(pieces))
-}
-
-/// Status and `{message}` of an answer.
-async fn message(res: reqwest::Response) -> (StatusCode, String) {
-    let status = res.status();
-    let body: serde_json::Value = res.json().await.unwrap_or_default();
-    let text = body["message"].as_str().unwrap_or_default().to_owned();
-    (status, text)
 }
 
 /// Creates a tus upload (`len` or deferred, other headers as given); returns its URL.

@@ -1,14 +1,17 @@
 //! Helpers the binary's integration tests share (each test file that needs them says
 //! `mod common;`): a whole `ferry serve` on 127.0.0.1:0 with its own data directory (parsed
-//! from its flags, then started), the flags of a Garage-backed tus store, and creating a tus
-//! upload on a running `ferry`.
+//! from its flags, then started), the flags of a Garage-backed tus store, creating a tus
+//! upload on a running `ferry`, and the bearer tokens, tus requests and `{message}` answers of
+//! the `--auth-secret` suites.
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
 
 use clap::Parser;
 use ferry::{Cli, Command, ServeConfig};
+use ferry_auth::Claims;
 use ferry_testkit::garage::Garage;
+use reqwest::{Method, StatusCode};
 use tokio::net::TcpListener;
 
 /// A `ferry serve --no-ui` running in this process, stopped when dropped.
@@ -124,4 +127,43 @@ pub async fn create_with(
         .to_str()
         .expect("ascii")
         .to_owned()
+}
+
+/// Seconds since the Unix epoch (a token's `exp`).
+pub fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
+}
+
+/// A token for `sub` signed with `secret`, valid for ten minutes, with `edit` applied to its
+/// claims last (a prefix, limits, an `exp` in the past).
+pub fn token(secret: &str, sub: &str, edit: impl FnOnce(&mut Claims)) -> String {
+    let mut claims = Claims {
+        sub: sub.to_owned(),
+        exp: now() + 600,
+        ..Claims::default()
+    };
+    edit(&mut claims);
+    ferry_auth::issue(secret.as_bytes(), &claims)
+}
+
+/// A tus request (`Tus-Resumable: 1.0.0`) carrying `auth` as its bearer token, if any.
+pub fn tus(method: Method, url: &str, auth: Option<&str>) -> reqwest::RequestBuilder {
+    let req = reqwest::Client::new()
+        .request(method, url)
+        .header("Tus-Resumable", "1.0.0");
+    match auth {
+        Some(auth) => req.bearer_auth(auth),
+        None => req,
+    }
+}
+
+/// The status and JSON `{message}` of an answer (empty when it has none).
+pub async fn message(res: reqwest::Response) -> (StatusCode, String) {
+    let status = res.status();
+    let body: serde_json::Value = res.json().await.unwrap_or_default();
+    let text = body["message"].as_str().unwrap_or_default().to_owned();
+    (status, text)
 }

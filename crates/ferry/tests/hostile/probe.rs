@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use ferry_auth::Claims;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -19,19 +18,7 @@ pub use crate::common::{Server, serve as start};
 
 /// A token for `sub` under [`SECRET`], valid for ten minutes.
 pub fn token(sub: &str) -> String {
-    let exp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock")
-        .as_secs()
-        + 600;
-    ferry_auth::issue(
-        SECRET.as_bytes(),
-        &Claims {
-            sub: sub.to_owned(),
-            exp,
-            ..Claims::default()
-        },
-    )
+    crate::common::token(SECRET, sub, |_| {})
 }
 
 /// What a probe sends.
