@@ -127,15 +127,24 @@ async fn garbage_and_truncated_media_are_clear_errors() {
 async fn a_playlist_cannot_make_ffprobe_read_elsewhere() {
     let engines = engines().await;
     let dir = tempfile::tempdir().unwrap();
+    // Both point at a real clip: without the demuxer whitelist, ffprobe would happily read it.
+    let clip = make_video(dir.path(), "elsewhere.mp4", 160, 120, 1);
     let playlist = dir.path().join("list.m3u8");
     std::fs::write(
         &playlist,
-        "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nfile:/etc/passwd\n#EXT-X-ENDLIST\n",
+        format!(
+            "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nfile:{}\n#EXT-X-ENDLIST\n",
+            clip.display()
+        ),
     )
     .unwrap();
     let concat = dir.path().join("list.txt");
-    std::fs::write(&concat, "ffconcat version 1.0\nfile /etc/passwd\n").unwrap();
-    for path in [&playlist, &concat] {
+    std::fs::write(
+        &concat,
+        format!("ffconcat version 1.0\nfile {}\n", clip.display()),
+    )
+    .unwrap();
+    for (path, demuxer) in [(&playlist, "hls"), (&concat, "concat")] {
         let err = probe(
             &engines,
             path,
@@ -146,7 +155,8 @@ async fn a_playlist_cannot_make_ffprobe_read_elsewhere() {
         .unwrap_err();
         match &err {
             EngineError::Failed { stderr, .. } => assert!(
-                stderr.contains("whitelist") || stderr.contains("Invalid data"),
+                stderr.contains(&format!("[{demuxer} @"))
+                    && stderr.contains("Format not on whitelist"),
                 "{}: {stderr}",
                 path.display()
             ),
