@@ -16,6 +16,7 @@ import {
 } from '../test/recovery-page.ts';
 import type { FerryFile, FerryState } from '../types.ts';
 import { BLOBS, FILES, RecoveryDb } from './db.ts';
+import { PACED_ABOVE } from './journal.ts';
 import { Recovery, type SavedRecord } from './recovery.ts';
 
 const writeOriginal = RecoveryDb.prototype.write;
@@ -64,82 +65,52 @@ describe('the journal', () => {
     }
   });
 
-  test('while sizes are read, records are written paced, with sizes only once the last is read, 100 a transaction', async () => {
-    const db = new IDBFactory();
-    // The size each put wrote, by file id, and the records per transaction.
-    const written = new Map<string, (number | null)[]>();
-    const perTransaction: number[] = [];
-    // Copies of bytes written, one entry per transaction.
-    const copies: number[] = [];
-    const original = IDBObjectStore.prototype.put;
-    const put = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (
-      this: IDBObjectStore,
-      value: unknown,
-      key?: IDBValidKey,
-    ) {
-      const record = (value as Partial<SavedRecord>).file;
-      if (record && typeof key === 'string') written.set(key, [...(written.get(key) ?? []), record.size]);
-      return original.call(this, value, key);
-    });
-    const write = vi.spyOn(RecoveryDb.prototype, 'write').mockImplementation(function (
-      this: RecoveryDb,
-      store,
-      puts,
-      deletes,
-    ) {
-      if (store === FILES) perTransaction.push(puts.length);
-      if (store === BLOBS && puts.length > 0) copies.push(puts.length);
-      return writeOriginal.call(this, store, puts, deletes);
-    });
-    // Slices of 8 ticks of a clock read once per file: about 8 sizes a slice, released by hand.
-    const yields: (() => void)[] = [];
-    let clock = 0;
-    // The journal's timers are fake (fake-indexeddb answers on setImmediate, which stays real).
-    const turns = async () => {
-      for (let i = 0; i < 20; i += 1) await new Promise((r) => setImmediate(r));
-    };
-    const advance = async (ms: number) => {
-      for (let t = 0; t < ms; t += 10) {
-        await vi.advanceTimersByTimeAsync(10);
-        await turns();
-      }
-    };
-    const slice = async () => {
-      yields.shift()?.();
-      await advance(10);
-    };
-    const sizes = (ids: string[]) => ids.map((id) => written.get(id));
+  test('while a large batch is sized, records are written paced, with sizes only once the last is read, 100 a transaction', async () => {
+    const w = watchWrites();
     try {
-      const { ferry } = await page(db, {
-        sizing: { commitMs: 0, now: () => (clock += 1), yieldToMain: () => new Promise<void>((ok) => yields.push(ok)) },
-      });
-      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-      const ids = ferry.addFiles(Array.from({ length: 250 }, (_, i) => ({ data: file(`f${i}.bin`, [i % 256]) })));
+      const { ferry, slice, advance, yields } = await steppedPage();
+      const ids = ferry.addFiles(picked(PACED_ABOVE + 250));
       // Past recovery's look at the change and its throttle (20 ms here), within one pace.
       await advance(100);
-      expect(perTransaction).toEqual([100]);
-      expect(sizes(ids.slice(0, 100))).toEqual(ids.slice(0, 100).map(() => [null]));
+      expect(w.perTransaction).toEqual([100]);
       await advance(250);
-      expect(perTransaction).toEqual([100, 100]);
+      expect(w.perTransaction).toEqual([100, 100]);
       for (let i = 0; i < 5; i += 1) await slice();
       // Each slice sized about 8 files; their bytes are copied together, after a pace.
-      expect(copies).toEqual([]);
+      expect(w.copies).toEqual([]);
       await advance(300);
-      expect(copies).toEqual([40]);
+      expect(w.copies).toEqual([40]);
       const state = ferry.getState();
-      expect(state.sizesPending).toBeGreaterThan(0);
-      expect(state.sizesPending).toBeLessThan(250);
-      // Every record written on adding; sized ones (their bytes copied) not again while sizes are read.
-      expect(sizes(ids)).toEqual(ids.map(() => [null]));
+      expect(state.sizesPending).toBeGreaterThan(PACED_ABOVE);
+      expect(state.sizesPending).toBeLessThan(PACED_ABOVE + 250);
+      // Records written on adding; sized ones (their bytes copied) not again while sizes are read.
+      expect([...w.written.values()].flat().every((size) => size === null)).toBe(true);
       while (yields.length > 0) await slice();
       expect(ferry.getState().sizesPending).toBe(0);
       await advance(1200);
-      expect(ids.map((id) => written.get(id)?.at(-1))).toEqual(ids.map(() => 1));
-      expect(Math.max(...perTransaction)).toBeLessThanOrEqual(100);
+      expect(ids.map((id) => w.written.get(id)?.at(-1))).toEqual(ids.map(() => 1));
+      expect(Math.max(...w.perTransaction)).toBeLessThanOrEqual(100);
     } finally {
-      vi.useRealTimers();
-      put.mockRestore();
-      write.mockRestore();
+      w.restore();
+    }
+  });
+
+  test('a batch of up to PACED_ABOVE files is written at once while sized, 100 a transaction', async () => {
+    const w = watchWrites();
+    try {
+      const { ferry, slice, advance, yields } = await steppedPage();
+      const ids = ferry.addFiles(picked(250));
+      await advance(100);
+      // Not paced: the uploads that may follow at once would meet the held-back writes.
+      expect(w.perTransaction).toEqual([100, 100, 50]);
+      await slice();
+      await advance(100);
+      expect(w.copies).toEqual([8]);
+      while (yields.length > 0) await slice();
+      await advance(200);
+      expect(ids.map((id) => w.written.get(id)?.at(-1))).toEqual(ids.map(() => 1));
+    } finally {
+      w.restore();
     }
   });
 
@@ -248,3 +219,74 @@ describe('the journal', () => {
     recovery.stop();
   });
 });
+
+/** `n` picked files of one byte each. */
+const picked = (n: number) => Array.from({ length: n }, (_, i) => ({ data: file(`f${i}.bin`, [i % 256]) }));
+
+/**
+ * Watches recovery's IndexedDB writes: the size each record put wrote (by file id), the records
+ * per transaction of the files store, and the copies of bytes per transaction.
+ */
+function watchWrites() {
+  const written = new Map<string, (number | null)[]>();
+  const perTransaction: number[] = [];
+  const copies: number[] = [];
+  const original = IDBObjectStore.prototype.put;
+  const put = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(function (
+    this: IDBObjectStore,
+    value: unknown,
+    key?: IDBValidKey,
+  ) {
+    const record = (value as Partial<SavedRecord>).file;
+    if (record && typeof key === 'string') written.set(key, [...(written.get(key) ?? []), record.size]);
+    return original.call(this, value, key);
+  });
+  const write = vi.spyOn(RecoveryDb.prototype, 'write').mockImplementation(function (
+    this: RecoveryDb,
+    store,
+    puts,
+    deletes,
+  ) {
+    if (store === FILES) perTransaction.push(puts.length);
+    if (store === BLOBS && puts.length > 0) copies.push(puts.length);
+    return writeOriginal.call(this, store, puts, deletes);
+  });
+  return {
+    written,
+    perTransaction,
+    copies,
+    restore() {
+      vi.useRealTimers();
+      put.mockRestore();
+      write.mockRestore();
+    },
+  };
+}
+
+/**
+ * A page whose size slices run when the test says (`slice`), about 8 sizes each (8 ticks of a
+ * clock read once per file), with fake timers from then on (`advance`); fake-indexeddb answers
+ * on setImmediate, which stays real.
+ */
+async function steppedPage() {
+  const yields: (() => void)[] = [];
+  let clock = 0;
+  const { ferry } = await page(new IDBFactory(), {
+    sizing: { commitMs: 0, now: () => (clock += 1), yieldToMain: () => new Promise<void>((ok) => yields.push(ok)) },
+  });
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  const turns = async () => {
+    for (let i = 0; i < 20; i += 1) await new Promise((r) => setImmediate(r));
+  };
+  const advance = async (ms: number) => {
+    for (let t = 0; t < ms; t += 10) {
+      await vi.advanceTimersByTimeAsync(10);
+      await turns();
+    }
+  };
+  const slice = async () => {
+    yields.shift()?.();
+    await advance(10);
+  };
+  return { ferry, yields, slice, advance };
+}

@@ -15,7 +15,7 @@
  * Chromium). It is saved all the same rather than held back until sized: after a reload the list
  * still shows every file that was added, with the meta typed for it, and a ghost says which ones
  * to add again; a file left out would be missed silently. Its bytes are copied once it is sized.
- * Its record is written again with its size only once every size is read: rewriting 10,000
+ * Its record is written again with its size only once (nearly) every size is read: rewriting 10,000
  * records while sizes are read doubled the main thread's work in the seconds that matter, and
  * what such a rewrite adds (a size, progress of an earlier batch) is not worth it then; going
  * away still writes everything at once.
@@ -52,6 +52,15 @@ const WRITE_BATCH = 100;
  * the main thread from them; a flush or the page going away writes at once.
  */
 const SIZING_PACE = 250;
+/**
+ * Writes are paced only while more sizes than this are pending (about 0.4 s of lookups in
+ * Chromium): a smaller batch is sized before pacing would help, and its writes and copies held
+ * back would only land on the uploads that follow (a click right after 500 files are listed).
+ */
+export const PACED_ABOVE = 1000;
+
+/** Whether a large batch of sizes is being read (recovery's writes then wait their turn). */
+const sizingLarge = (state: FerryState) => state.sizesPending > PACED_ABOVE;
 /**
  * Longest wait, in ms, before a change of the store is compared with what was last written. The
  * comparison walks every file, so changes that come together (hundreds of small uploads
@@ -126,7 +135,7 @@ export class Journal {
    */
   changed(id: string): void {
     this.#dirty.add(id);
-    if (this.#host.getState().sizesPending === 0) this.#schedule(0);
+    if (!sizingLarge(this.#host.getState())) this.#schedule(0);
   }
 
   /** Queues records to write as they are (not from the store), before the next writes. */
@@ -218,8 +227,8 @@ export class Journal {
       this.#forgetFinished(state.fileIds);
       urgent = true;
     }
-    // While sizes are read, what is not urgent waits for the comparison after the last one.
-    if (urgent || state.sizesPending === 0) this.#schedule(urgent ? 0 : this.#throttle);
+    // While a large batch's sizes are read, what is not urgent waits until (nearly) all are.
+    if (urgent || !sizingLarge(state)) this.#schedule(urgent ? 0 : this.#throttle);
   }
 
   /** Every file has completed: the upload is over, so its records and bytes go. */
@@ -304,7 +313,7 @@ export class Journal {
    * sizes are read, after {@link SIZING_PACE} (sooner if a flush asks for the writes meanwhile).
    */
   pace(): Promise<void> {
-    if (this.#hurry > 0 || this.#host.getState().sizesPending === 0) return Promise.resolve();
+    if (this.#hurry > 0 || !sizingLarge(this.#host.getState())) return Promise.resolve();
     return new Promise((ok) => {
       const done = () => {
         clearTimeout(timer);
