@@ -4,7 +4,8 @@
 // file is upload-complete), counts the page's requests to /files/ from its resource timing, and
 // compares every stored file with its source by sha256. Each repetition starts a fresh server
 // and data directory (on disk, so the default durability costs what it costs); peers alternate.
-// The browser is driven over a bare DevTools pipe (bench/support/cdp.ts says why not Playwright).
+// The browser is driven over a bare DevTools pipe (bench/support/cdp.ts says why not Playwright),
+// and with HARNESSES also with the Network domain on and through Playwright, in the same run.
 // Prints one JSON line per run, then one summary line; never fails on timing.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -14,6 +15,7 @@ import { join } from 'node:path';
 import { repoRoot, sha256, startFerry, storedTusUploads } from '../../e2e/support/ferry.ts';
 import { launchCdpBrowser } from '../support/cdp.ts';
 import { resultsDir } from '../support/page.ts';
+import { launchPlaywrightBrowser } from '../support/pw.ts';
 
 const results = resultsDir(
   'measure.mjs RESULTS_DIR SUITE_DIR (bench/small-files/run.sh builds the pages and runs this)',
@@ -32,13 +34,20 @@ const peers = (process.env.PEERS ?? 'ferry,uppy').split(',');
 const ferryArgs = (process.env.FERRY_ARGS ?? '').split(' ').filter(Boolean);
 // A query for Ferry's demo page, for diagnosis only (e.g. `limit=6`, `recoveryMaxCopy=0`).
 // A peer named `ferry?QUERY` (e.g. `PEERS=ferry,ferry?readAhead=off`) is Ferry's page with it, so
-// two settings alternate in one run; FERRY_QUERY applies to plain `ferry`.
+// two settings alternate in one run; FERRY_QUERY applies to plain `ferry`. A peer named
+// `ferry@DIR` is the page built in DIR (e.g. `PEERS=ferry,ferry@/tmp/before,uppy`: two commits'
+// pages in one run).
 const ferryQuery = process.env.FERRY_QUERY ? `?${process.env.FERRY_QUERY}` : '';
 // PROFILE=1: record a CPU profile of the page from click to done (diagnosis; see profile.mjs).
 const profiling = process.env.PROFILE === '1';
 // TRACE=1: record a Chromium trace from click to done and print where each thread's time went.
 const tracing = process.env.TRACE === '1';
 const thinkMs = Number(process.env.THINK_MS ?? 0);
+// HARNESSES=bare,network,playwright: ways of driving Chromium compared in one run, a browser
+// each: the bare DevTools pipe; the same with the Network domain on in every page; Playwright
+// itself (bench/support/pw.ts: its picking, click and waits). Default: `bare`, or `network` with
+// DEVTOOLS_NETWORK=1.
+const harnesses = (process.env.HARNESSES ?? (process.env.DEVTOOLS_NETWORK === '1' ? 'network' : 'bare')).split(',');
 const timeout = 300_000;
 
 /** COUNT files of KIB random KiB on tmpfs, and the sha256 of each by name. */
@@ -95,7 +104,7 @@ async function storedPeerUploads(dataDir) {
 // Per peer: how to start its server, the page's selectors and the conditions the page checks.
 const pages = {
   ferry: {
-    start: () => startFerry(['--ui-dir', ferryUi, ...ferryArgs], { bin: ferryBin, keepData: true }),
+    start: (ui = ferryUi) => startFerry(['--ui-dir', ui, ...ferryArgs], { bin: ferryBin, keepData: true }),
     stored: storedTusUploads,
     ready: '!!window.ferry',
     input: '.ferry-dashboard input[type=file]:not([webkitdirectory])',
@@ -117,11 +126,13 @@ const pages = {
 
 /** One upload of every file through `name`'s Dashboard: its figures, stored bytes checked. */
 async function run(browser, name, files) {
-  const [kind, query] = name.split('?');
+  // `ferry@DIR?QUERY`: Ferry's page built in DIR (another commit's), with QUERY.
+  const [peer, query] = name.split('?');
+  const [kind, ui] = peer.split('@');
   const page = pages[kind];
   // What earlier runs left unwritten (the peer never fsyncs) goes to disk now, not during this run.
   execFileSync('sync');
-  const server = await page.start();
+  const server = await page.start(ui);
   dataDirs.push(server.dataDir);
   const search = query !== undefined ? `?${query}` : kind === 'ferry' ? ferryQuery : '';
   const tab = await browser.open(`${server.url}/${search}`);
@@ -317,30 +328,40 @@ const median = (values) => {
 // starts after a `sync`, so none pays for writing back another's files.
 const dataDirs = [];
 const files = await sourceFiles();
-const browser = await launchCdpBrowser();
+const browsers = {};
 const runs = [];
 try {
+  for (const harness of harnesses)
+    browsers[harness] =
+      harness === 'playwright'
+        ? await launchPlaywrightBrowser()
+        : await launchCdpBrowser({ network: harness === 'network' });
   for (let rep = 0; rep < reps; rep += 1) {
-    // Alternate which peer goes first, so neither always runs on a warmer machine.
-    for (const name of rep % 2 ? [...peers].reverse() : peers) {
-      const figures = { rep, ...(await run(browser, name, files)) };
-      runs.push(figures);
-      console.log(JSON.stringify(figures));
+    for (const harness of rep % 2 ? [...harnesses].reverse() : harnesses) {
+      // Alternate which peer goes first, so neither always runs on a warmer machine.
+      for (const name of rep % 2 ? [...peers].reverse() : peers) {
+        const figures = { rep, harness, ...(await run(browsers[harness], name, files)) };
+        runs.push(figures);
+        console.log(JSON.stringify(figures));
+      }
     }
   }
 } finally {
-  await browser.close();
+  for (const browser of Object.values(browsers)) await browser.close();
   for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
 }
-const summary = { files: count, kib, reps, thinkMs };
-for (const name of peers) {
-  const mine = runs.filter((r) => r.peer === name);
-  summary[name] = {
-    medianMs: median(mine.map((r) => r.ms)),
-    requests: mine[0]?.requests,
-    allExact: mine.every((r) => r.exact === count && r.stored === count),
-  };
+// One summary line per harness, the ratio of its medians last.
+for (const harness of harnesses) {
+  const summary = { harness, files: count, kib, reps, thinkMs };
+  for (const name of peers) {
+    const mine = runs.filter((r) => r.peer === name && r.harness === harness);
+    summary[name] = {
+      medianMs: median(mine.map((r) => r.ms)),
+      requests: mine[0]?.requests,
+      allExact: mine.every((r) => r.exact === count && r.stored === count),
+    };
+  }
+  if (summary.ferry?.medianMs && summary.uppy?.medianMs)
+    summary.uppyOverFerry = Number((summary.uppy.medianMs / summary.ferry.medianMs).toFixed(2));
+  console.log(JSON.stringify({ summary }));
 }
-if (summary.ferry?.medianMs && summary.uppy?.medianMs)
-  summary.uppyOverFerry = Number((summary.uppy.medianMs / summary.ferry.medianMs).toFixed(2));
-console.log(JSON.stringify({ summary }));

@@ -9,7 +9,8 @@
  * requests, so it narrows the gap between a page that sends one request per file and one that
  * sends two. This driver enables only what it uses: Runtime for evaluation, DOM for the file
  * input, Input for the click and Performance for the page's main-thread counters.
- * `DEVTOOLS_NETWORK=1` turns the Network domain on as well, to reproduce the old figures.
+ * `DEVTOOLS_NETWORK=1` (or `launchCdpBrowser({ network: true })`) turns the Network domain on as
+ * well, to measure a page as Playwright-driven runs see it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -42,8 +43,11 @@ export interface CdpBrowser {
   close(): Promise<void>;
 }
 
-/** Launches the test Chromium (same flags as the e2e suite) with a pipe for DevTools. */
-export async function launchCdpBrowser(): Promise<CdpBrowser> {
+/**
+ * Launches the test Chromium (same flags as the e2e suite) with a pipe for DevTools; with
+ * `network` (default: `DEVTOOLS_NETWORK=1`) every page gets the Network domain, as under Playwright.
+ */
+export async function launchCdpBrowser(options: { network?: boolean } = {}): Promise<CdpBrowser> {
   const userDataDir = await mkdtemp(join(tmpdir(), 'ferry-chromium-cdp-'));
   const child = spawn(
     chromiumPath,
@@ -51,7 +55,7 @@ export async function launchCdpBrowser(): Promise<CdpBrowser> {
     { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'] },
   );
   const connection = connect(child);
-  const network = process.env.DEVTOOLS_NETWORK === '1';
+  const network = options.network ?? process.env.DEVTOOLS_NETWORK === '1';
   return {
     async open(url) {
       const { targetId } = await connection.send('Target.createTarget', { url: 'about:blank' });
@@ -101,7 +105,8 @@ export async function launchCdpBrowser(): Promise<CdpBrowser> {
       const exited = new Promise((ok) => child.once('exit', ok));
       child.kill('SIGTERM');
       await exited;
-      await rm(userDataDir, { recursive: true, force: true });
+      // Chromium's helpers may still be writing its profile for a moment after it exits.
+      await rm(userDataDir, { recursive: true, force: true, maxRetries: 5 });
     },
   };
 }
