@@ -400,12 +400,19 @@ pub async fn resize(
         }
         current = scratch.path().join(format!("step{i}.tif"));
     }
-    let written = vips::header(engines, &output, limits, cancel).await?;
+    // The written header is read in-process: one engine start less per output.
+    let (width, height) = match imagesize::size(&output) {
+        Ok(size) => (size.width as u64, size.height as u64),
+        Err(_) => {
+            let written = vips::header(engines, &output, limits, cancel).await?;
+            (written.width, written.height)
+        }
+    };
     Ok(ImageOutput {
         path: output,
         format,
-        width: written.width,
-        height: written.height,
+        width,
+        height,
     })
 }
 
