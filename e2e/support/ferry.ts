@@ -25,10 +25,12 @@ export interface StartOptions {
   cwd?: string;
   /** `stop()` leaves the data directory for the caller to remove (benchmarks remove theirs at the end). */
   keepData?: boolean;
+  /** Serve this existing data directory (a restart) instead of a fresh one. */
+  dataDir?: string;
 }
 
 export async function startFerry(extraArgs: string[] = [], options: StartOptions = {}): Promise<RunningFerry> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'ferry-e2e-'));
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'ferry-e2e-')));
   const bin = options.bin ?? ferryBin;
   const child = spawn(bin, ['serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extraArgs], {
     cwd: options.cwd,

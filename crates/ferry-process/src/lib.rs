@@ -1,4 +1,37 @@
 //! Ferry's processing service: Transloadit-compatible Assemblies. An Assembly is a graph of steps,
-//! each run by a robot (`/image/resize`, `/video/encode`, ...), over the files uploaded with it.
+//! each run by a robot (`/image/resize`, `/video/encode`, ...), over the files uploaded with it
+//! (in the creating form, or through ferry's tus endpoint). Uppy's `@uppy/transloadit` and
+//! Transloadit's SDKs work against it with their endpoint set to ferry's origin.
+//!
+//! # Layout
+//!
+//! - [`api`]: the HTTP routes (create, status, cancel, files) and their CORS.
+//! - [`service`]: the Assemblies, the worker pool, cancel; [`run`](mod@run): executing one.
+//! - [`assembly`]: the record on disk, its store, the Assembly Status JSON.
+//! - [`auth`]: signatures and expiry; [`limits`]: caps on params; [`error`]: the error answer.
+//! - [`steps`]: instructions checked and ordered, templates, `${...}` variables.
+//! - [`robots`]: the robots and their parameters; [`engines`]: the engine adapters.
+//! - [`notify`]: `notify_url` webhooks; [`tus`]: uploads arriving through the tus endpoint.
+//! - [`mime`]: file types from content; [`id`]: Assembly and file ids.
 
+pub mod api;
+pub mod assembly;
+pub mod auth;
 pub mod engines;
+pub mod error;
+pub mod id;
+pub mod limits;
+pub mod mime;
+pub mod notify;
+pub mod robots;
+mod run;
+pub mod service;
+pub mod steps;
+pub mod tus;
+
+pub use api::router;
+pub use assembly::status::Urls;
+pub use auth::Credentials;
+pub use error::ApiError;
+pub use robots::engine::Engines;
+pub use service::{ProcessConfig, Service};

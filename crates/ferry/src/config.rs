@@ -81,6 +81,10 @@ pub struct ServeConfig {
     /// Several instances on one Redis (`--redis-*`, `--transfer-takeover`).
     #[command(flatten)]
     pub cluster: crate::cluster::ClusterArgs,
+
+    /// The processing service: Transloadit's Assembly API (`--assembly-*`).
+    #[command(flatten)]
+    pub process: crate::process::ProcessArgs,
 }
 
 /// Options of the tus endpoint.

@@ -10,6 +10,7 @@
 //! - [`auth`]: `--auth-secret` and the quotas: the bearer-token gate and its route table.
 //! - [`cluster`]: `--redis-url` and friends: wiring the Redis adapters of ferry-cluster in, and
 //!   `/health`'s Redis check.
+//! - [`process`]: `--assembly-*`: the Assembly API (ferry-process) and its tus bridge.
 //! - [`metrics`]: `GET /metrics`, the companion's, the hooks' and the cluster's figures.
 //! - `ui`: the web page at `/`, built into the binary (`--ui-dir` or `--no-ui` change that).
 //! - [`openapi`]: `GET /openapi.json`, merged from the libraries' parts.
@@ -30,6 +31,7 @@ pub mod hooks;
 mod linger;
 pub mod metrics;
 pub mod openapi;
+pub mod process;
 pub mod providers;
 pub mod reference;
 mod s3;
@@ -75,6 +77,8 @@ async fn build(config: &ServeConfig) -> std::io::Result<Built> {
     let store = tus_store::open(config, bucket).await?;
     // Several instances: connect first, so an unreachable Redis stops the start.
     let cluster = config.cluster.connect().await?;
+    // The Assembly API, when --assembly-key is set; tus uploads reach it through the hooks.
+    let assemblies = config.process.open(config).await?;
     let tus = TusState::new(
         store,
         TusConfig {
@@ -87,7 +91,7 @@ async fn build(config: &ServeConfig) -> std::io::Result<Built> {
             trusted_proxies: config.tus.trusted_proxies.clone(),
             cors: true,
             ietf_draft: config.tus.ietf_draft,
-            hooks: shared_hooks.clone(),
+            hooks: process::tus_hooks(shared_hooks.clone(), assemblies.as_ref()),
             // Redis leases with --redis-url, else the in-process lock.
             lock: cluster::upload_lock(cluster.as_ref())
                 .unwrap_or_else(|| TusConfig::default().lock),
@@ -142,6 +146,7 @@ async fn build(config: &ServeConfig) -> std::io::Result<Built> {
         .merge(ferry_form::router(form))
         .merge(companion)
         .merge(s3::router(signing, &config.companion.cors_origins))
+        .merge(assemblies.map(ferry_process::router).unwrap_or_default())
         // Unknown API paths are JSON 404s; the page gets only what is left.
         .merge(surface::fallback(
             (!config.no_ui).then(|| ui::router(config.ui_dir.as_deref())),

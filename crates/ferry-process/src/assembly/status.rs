@@ -1,0 +1,116 @@
+//! The Assembly Status JSON, one format for create answers, polls and notifications, with the
+//! keys Uppy's plugin and the Node SDK read: `ok` or `error`/`message`, `assembly_id`,
+//! `assembly_url` and `assembly_ssl_url` (both: the SDK requires them), `tus_url`,
+//! `websocket_url`/`update_stream_url`, `uploads: []` and `results: {}` from the first answer on
+//! (Uppy diffs them), byte counters, and file objects with `id`, `url`, `ssl_url`, `meta`.
+
+use serde_json::{Map, Value, json};
+
+use super::record::{Assembly, FileRecord};
+
+/// The URLs of the service as clients reach it.
+#[derive(Clone, Debug)]
+pub struct Urls {
+    /// The origin, e.g. `http://127.0.0.1:3020` (no trailing slash).
+    pub base: String,
+    /// The tus endpoint uploads go to (`{base}/files/`).
+    pub tus: String,
+}
+
+impl Urls {
+    /// `{base}/assemblies/{id}`.
+    pub fn assembly(&self, id: &str) -> String {
+        format!("{}/assemblies/{id}", self.base)
+    }
+}
+
+/// The status of `a`.
+pub fn status(a: &Assembly, urls: &Urls) -> Value {
+    let url = urls.assembly(a.id.as_str());
+    let file = |f: &FileRecord| file_json(f, &url);
+    let results: Map<String, Value> = a
+        .results
+        .iter()
+        .map(|(step, files)| (step.clone(), Value::Array(files.iter().map(file).collect())))
+        .collect();
+    let mut out = json!({
+        "assembly_id": a.id,
+        "assembly_url": url,
+        "assembly_ssl_url": url,
+        "tus_url": urls.tus,
+        "websocket_url": format!("{url}/stream"),
+        "update_stream_url": format!("{url}/stream"),
+        "bytes_received": a.bytes_received,
+        "bytes_expected": a.bytes_expected,
+        "expected_tus_uploads": a.expected_uploads,
+        "num_input_files": a.uploads.len(),
+        "fields": a.fields,
+        "params": a.params.to_string(),
+        "template_id": a.template_id,
+        "notify_url": a.notify_url,
+        "notify_status": a.notify_status,
+        "uploads": a.uploads.iter().map(file).collect::<Vec<_>>(),
+        "results": results,
+        "warnings": a.warnings,
+        "execution_start": a.execution_start,
+        "execution_duration": a.execution_duration,
+        "last_job_completed": a.finished,
+        "start_date": a.created,
+    });
+    let Value::Object(map) = &mut out else {
+        return out;
+    };
+    match (a.state.ok_code(), &a.error) {
+        (Some(ok), _) => {
+            map.insert("ok".into(), json!(ok));
+        }
+        (None, Some(e)) => {
+            map.insert("error".into(), json!(e.code));
+            map.insert("message".into(), json!(e.message));
+            map.insert("reason".into(), json!(e.message));
+            if let Some(step) = &e.step {
+                map.insert("step".into(), json!(step));
+            }
+        }
+        (None, None) => {
+            map.insert("error".into(), json!("ASSEMBLY_CRASHED"));
+        }
+    }
+    out
+}
+
+/// A file object; its `url` serves the bytes (`{assembly}/files/{id}`).
+pub fn file_json(f: &FileRecord, assembly_url: &str) -> Value {
+    let url = format!("{assembly_url}/files/{}", f.id);
+    let is_upload = f.step == crate::steps::ORIGINAL;
+    let mut out = json!({
+        "id": f.id,
+        "name": f.name,
+        "basename": f.basename,
+        "ext": f.ext,
+        "size": f.size,
+        "mime": f.mime,
+        "type": f.kind,
+        "field": f.field,
+        "original_id": f.original_id,
+        "original_name": f.original_name,
+        "original_basename": f.original_basename,
+        "url": url,
+        "ssl_url": url,
+        "is_tus_file": f.tus_upload_url.is_some(),
+        "tus_upload_url": f.tus_upload_url,
+        "meta": f.meta,
+        "user_meta": f.user_meta,
+        "md5hash": null,
+        "original_path": "/",
+        "original_md5hash": null,
+        "from_batch_import": false,
+        "queue": null,
+        "is_temp_url": !is_upload,
+    });
+    // The SDK's schema takes `import_url` as a string when present, never null.
+    if let (Some(u), Value::Object(map)) = (&f.import_url, &mut out) {
+        map.insert("import_url".into(), json!(u));
+    }
+    out
+}

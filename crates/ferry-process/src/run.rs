@@ -1,0 +1,123 @@
+//! Executing an Assembly: wait for a worker (`--assembly-workers`), then run its steps in order,
+//! each over the results of the steps it uses, each bounded by the step time limit and stopped by
+//! a cancel. Exported results are saved as each step ends, so pollers see them arrive. The first
+//! failing step ends the Assembly with its error.
+
+use std::collections::HashMap;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::assembly::record::{FileRecord, State};
+use crate::id::Id;
+use crate::robots::{self, Ctx, Robot, StepError};
+use crate::service::Service;
+use crate::steps::ORIGINAL;
+
+/// Runs Assembly `id` to its end, unless `cancel` fires first.
+pub(crate) async fn execute(svc: &Service, id: &Id, cancel: CancellationToken) {
+    let permit = tokio::select! {
+        () = cancel.cancelled() => return,
+        p = svc.0.workers.clone().acquire_owned() => p,
+    };
+    let Ok(_permit) = permit else { return };
+    let started = svc
+        .update(id, |a| {
+            if a.execution_start.is_none() {
+                a.execution_start = Some(jiff::Timestamp::now().to_string());
+            }
+            a.state == State::Executing
+        })
+        .await;
+    let a = match started {
+        Ok(Some((a, true))) => a,
+        Ok(_) => return,
+        Err(e) => {
+            tracing::error!(assembly = %id, error = %e, "cannot read the assembly to run it");
+            return;
+        }
+    };
+    let ctx = Ctx {
+        assembly: id.clone(),
+        dir: svc.0.store.dir(id),
+        fields: a.fields.clone(),
+        cancel: cancel.clone(),
+        egress: svc.config().egress.clone(),
+        max_size: svc.config().max_size,
+    };
+    let mut outputs: HashMap<String, Vec<FileRecord>> = HashMap::new();
+    outputs.insert(ORIGINAL.to_owned(), a.uploads.clone());
+    for step in &a.steps {
+        let inputs: Vec<FileRecord> = if step.robot == Robot::UploadHandle {
+            a.uploads.clone()
+        } else {
+            step.uses
+                .iter()
+                .flat_map(|u| outputs.get(u).cloned().unwrap_or_default())
+                .collect()
+        };
+        let limit = svc.config().step_timeout;
+        let outcome = tokio::select! {
+            () = cancel.cancelled() => return,
+            r = tokio::time::timeout(limit, robots::run(&ctx, step, inputs)) => r,
+        };
+        let files = match outcome {
+            Ok(Ok(files)) => files,
+            Ok(Err(e)) => return fail(svc, id, e, &step.name).await,
+            Err(_) => {
+                let e = StepError::new(
+                    "INTERNAL_COMMAND_TIMEOUT",
+                    format!(
+                        "Step {:?} took longer than {} s.",
+                        step.name,
+                        limit.as_secs()
+                    ),
+                );
+                return fail(svc, id, e, &step.name).await;
+            }
+        };
+        if step.export {
+            let name = step.name.clone();
+            let shown = files.clone();
+            if let Err(e) = svc
+                .update(id, |a| {
+                    if a.state == State::Executing {
+                        a.results.insert(name, shown);
+                    }
+                })
+                .await
+            {
+                tracing::error!(assembly = %id, error = %e, "cannot save results");
+            }
+        }
+        outputs.insert(step.name.clone(), files);
+    }
+    let done = svc
+        .update(id, |a| {
+            let ran = a.state == State::Executing;
+            if ran {
+                a.state = State::Completed;
+                a.finish_clock();
+            }
+            ran
+        })
+        .await;
+    if let Ok(Some((a, true))) = done {
+        svc.finished(&a);
+    }
+}
+
+async fn fail(svc: &Service, id: &Id, e: StepError, step: &str) {
+    tracing::info!(assembly = %id, step, code = e.code, message = %e.message, "assembly failed");
+    let done = svc
+        .update(id, |a| {
+            let ran = a.state == State::Executing;
+            if ran {
+                a.fail(e.code, e.message, Some(step.to_owned()));
+            }
+            ran
+        })
+        .await;
+    if let Ok(Some((a, true))) = done {
+        svc.finished(&a);
+    }
+}

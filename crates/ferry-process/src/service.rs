@@ -1,0 +1,204 @@
+//! The service: the Assemblies on disk, the ones running, the worker pool. Every change to a
+//! record goes through [`Service::update`], one at a time, so an upload arriving, a cancel and
+//! a step finishing never overwrite each other.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::assembly::record::{Assembly, FileRecord, State};
+use crate::assembly::status::Urls;
+use crate::assembly::store::Store;
+use crate::auth::Credentials;
+use crate::id::Id;
+use crate::robots::engine::Engines;
+
+/// The service's settings.
+#[derive(Clone, Debug)]
+pub struct ProcessConfig {
+    /// Where Assemblies live (`{data_dir}/assemblies`).
+    pub dir: PathBuf,
+    /// The Auth Key and, to require signatures, the secret.
+    pub credentials: Credentials,
+    /// `--assembly-templates`: `{template_id}.json` files.
+    pub templates: Option<PathBuf>,
+    /// Assemblies executing at once (`--assembly-workers`).
+    pub workers: usize,
+    /// Longest time one step may run.
+    pub step_timeout: Duration,
+    /// How clients reach the service.
+    pub urls: Urls,
+    /// Largest file accepted or produced, in bytes.
+    pub max_size: Option<u64>,
+    /// The engines found at startup.
+    pub engines: Engines,
+    /// The outbound client of `/http/import` (public addresses only); `None` disables imports.
+    pub egress: Option<Arc<ferry_companion::egress::Egress>>,
+    /// Browser origins allowed to call the API (`*`: any).
+    pub cors_origins: Vec<String>,
+    /// How notifications are retried.
+    pub notify: crate::notify::Retry,
+}
+
+/// The processing service; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Service(pub(crate) Arc<Inner>);
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub config: ProcessConfig,
+    pub store: Store,
+    /// Serialises read-modify-write of records.
+    write: tokio::sync::Mutex<()>,
+    /// Cancel tokens of the Assemblies queued or running here.
+    running: Mutex<HashMap<Id, CancellationToken>>,
+    pub workers: Arc<Semaphore>,
+    pub notifier: crate::notify::Notifier,
+}
+
+impl Service {
+    /// Opens the store and resumes what a stop interrupted: an Assembly that was executing runs
+    /// again from its first step (with a warning in its status); uploading ones wait on.
+    pub async fn open(config: ProcessConfig) -> io::Result<Self> {
+        let store = Store::open(config.dir.clone()).await?;
+        let notifier =
+            crate::notify::Notifier::new(config.credentials.secret.clone(), config.notify)?;
+        let svc = Self(Arc::new(Inner {
+            workers: Arc::new(Semaphore::new(config.workers.max(1))),
+            config,
+            store,
+            write: tokio::sync::Mutex::new(()),
+            running: Mutex::new(HashMap::new()),
+            notifier,
+        }));
+        for a in svc.0.store.all().await? {
+            if a.state == State::Executing {
+                let id = a.id.clone();
+                svc.update(&id, |a| {
+                    a.results.clear();
+                    a.warnings.push("The server restarted while this Assembly ran; it ran again from its first step.".to_owned());
+                })
+                .await?;
+                tracing::info!(assembly = %id, "resuming an assembly interrupted by a restart");
+                svc.start(id);
+            }
+        }
+        Ok(svc)
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ProcessConfig {
+        &self.0.config
+    }
+
+    /// Assembly `id`, if it exists.
+    pub async fn load(&self, id: &Id) -> io::Result<Option<Assembly>> {
+        self.0.store.load(id).await
+    }
+
+    /// Applies `f` to Assembly `id` and saves it; `Ok(None)` if there is none.
+    pub async fn update<R>(
+        &self,
+        id: &Id,
+        f: impl FnOnce(&mut Assembly) -> R,
+    ) -> io::Result<Option<(Assembly, R)>> {
+        let _guard = self.0.write.lock().await;
+        let Some(mut a) = self.0.store.load(id).await? else {
+            return Ok(None);
+        };
+        let r = f(&mut a);
+        self.0.store.save(&a).await?;
+        Ok(Some((a, r)))
+    }
+
+    /// Saves a new Assembly.
+    pub(crate) async fn insert(&self, a: &Assembly) -> io::Result<()> {
+        let _guard = self.0.write.lock().await;
+        self.0.store.save(a).await
+    }
+
+    /// Adds `file` (already stored under the Assembly's `uploads/`) to Assembly `id`, and starts
+    /// it when the last expected upload has arrived. Uploads beyond the expected number, or to
+    /// an Assembly no longer uploading, are dropped.
+    pub async fn add_upload(&self, id: &Id, file: FileRecord) -> io::Result<bool> {
+        let size = file.size;
+        let outcome = self
+            .update(id, |a| {
+                if a.state != State::Uploading || a.uploads_done() {
+                    return (false, false);
+                }
+                a.bytes_received += size;
+                a.bytes_expected += size;
+                a.uploads.push(file);
+                let start = a.uploads_done();
+                if start {
+                    a.state = State::Executing;
+                }
+                (true, start)
+            })
+            .await?;
+        let (added, start) = outcome.map(|(_, r)| r).unwrap_or((false, false));
+        if start {
+            self.start(id.clone());
+        }
+        Ok(added)
+    }
+
+    /// Queues Assembly `id` (already `Executing`) for a worker.
+    pub fn start(&self, id: Id) {
+        let token = CancellationToken::new();
+        if let Ok(mut running) = self.0.running.lock() {
+            running.insert(id.clone(), token.clone());
+        }
+        let svc = self.clone();
+        tokio::spawn(async move {
+            crate::run::execute(&svc, &id, token).await;
+            if let Ok(mut running) = svc.0.running.lock() {
+                running.remove(&id);
+            }
+        });
+    }
+
+    /// Cancels Assembly `id`: a busy one ends `ASSEMBLY_CANCELED` and its running step is
+    /// stopped. Returns the record (unchanged if it had already ended).
+    pub async fn cancel(&self, id: &Id) -> io::Result<Option<Assembly>> {
+        let updated = self
+            .update(id, |a| {
+                let was_busy = a.state.is_busy();
+                if was_busy {
+                    a.state = State::Canceled;
+                    a.finish_clock();
+                }
+                was_busy
+            })
+            .await?;
+        let Some((a, was_busy)) = updated else {
+            return Ok(None);
+        };
+        if let Some(token) = self.0.running.lock().ok().and_then(|r| r.get(id).cloned()) {
+            token.cancel();
+        }
+        if was_busy {
+            self.finished(&a);
+        }
+        Ok(Some(a))
+    }
+
+    /// An Assembly reached its end: send its notification.
+    pub(crate) fn finished(&self, a: &Assembly) {
+        if let Some(url) = a.notify_url.clone() {
+            let status = crate::assembly::status::status(a, &self.0.config.urls);
+            let svc = self.clone();
+            let id = a.id.clone();
+            tokio::spawn(async move {
+                let outcome = svc.0.notifier.send(&url, &status).await;
+                let _ = svc.update(&id, |a| a.notify_status = Some(outcome)).await;
+            });
+        }
+    }
+}

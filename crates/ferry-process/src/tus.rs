@@ -1,0 +1,170 @@
+//! Uploads into an Assembly through ferry's own tus endpoint. The tus endpoint knows nothing of
+//! Assemblies: it emits its lifecycle hooks, and [`TusBridge`] (a [`Hooks`] wrapped around the
+//! application's own) takes each post-finish whose Upload-Metadata names an `assembly_url`, links
+//! or copies the stored file into that Assembly's `uploads/`, and adds it as an upload with the
+//! `fieldname`, `filename` and other metadata keys (`user_meta`) Uppy and the Node SDK send.
+//! Every hook still reaches the application's receiver as before.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use ferry_hooks::{HookDecision, HookError, HookEvent, HookStats, HookType, Hooks, StopSignal};
+use serde_json::Value;
+
+use crate::assembly::record::FileRecord;
+use crate::id::Id;
+use crate::service::Service;
+
+/// Metadata keys that are not user meta.
+const OWN_KEYS: [&str; 6] = [
+    "assembly_url",
+    "fieldname",
+    "filename",
+    "filetype",
+    "name",
+    "type",
+];
+
+/// The application's hooks, plus Assembly uploads.
+#[derive(Debug)]
+pub struct TusBridge {
+    inner: Arc<dyn Hooks>,
+    service: Service,
+}
+
+impl TusBridge {
+    /// Wraps `inner`.
+    pub fn new(inner: Arc<dyn Hooks>, service: Service) -> Self {
+        Self { inner, service }
+    }
+}
+
+#[async_trait]
+impl Hooks for TusBridge {
+    fn enabled(&self, hook: HookType) -> bool {
+        hook == HookType::PostFinish || self.inner.enabled(hook)
+    }
+
+    async fn blocking(&self, event: HookEvent) -> Result<HookDecision, HookError> {
+        self.inner.blocking(event).await
+    }
+
+    fn notify(&self, event: HookEvent) {
+        if event.hook == HookType::PostFinish
+            && event.upload().metadata.contains_key("assembly_url")
+        {
+            let svc = self.service.clone();
+            let ev = event.clone();
+            tokio::spawn(async move { take(&svc, &ev).await });
+        }
+        if self.inner.enabled(event.hook) {
+            self.inner.notify(event);
+        }
+    }
+
+    fn notify_progress(&self, event: HookEvent, stop: &StopSignal) {
+        self.inner.notify_progress(event, stop);
+    }
+
+    fn progress_interval(&self) -> Duration {
+        self.inner.progress_interval()
+    }
+
+    fn stats(&self) -> Option<HookStats> {
+        self.inner.stats()
+    }
+}
+
+/// The Assembly id in an `assembly_url` (`.../assemblies/{id}`).
+pub fn assembly_of(url: &str) -> Option<Id> {
+    let (_, rest) = url.rsplit_once("/assemblies/")?;
+    Id::parse(rest.split(['/', '?', '#']).next()?)
+}
+
+async fn take(svc: &Service, event: &HookEvent) {
+    let upload = event.upload();
+    let meta = &upload.metadata;
+    let Some(id) = meta.get("assembly_url").and_then(|u| assembly_of(u)) else {
+        return;
+    };
+    let Some(src) = upload.storage.as_ref().and_then(|s| s.0.get("Path")) else {
+        tracing::warn!(assembly = %id, "a tus upload into an assembly needs the fs store (--store fs)");
+        return;
+    };
+    let file_id = Id::random();
+    let dest = svc.0.store.dir(&id).join("uploads").join(file_id.as_str());
+    if !dest.parent().is_some_and(|p| p.is_dir()) {
+        return;
+    }
+    // A hard link costs nothing; across file systems, a copy.
+    if tokio::fs::hard_link(src, &dest).await.is_err() {
+        if let Err(e) = tokio::fs::copy(src, &dest).await {
+            tracing::error!(assembly = %id, error = %e, "cannot take a tus upload into an assembly");
+            return;
+        }
+    }
+    let name = meta
+        .get("filename")
+        .or_else(|| meta.get("name"))
+        .map(|n| n.rsplit(['/', '\\']).next().unwrap_or(n).to_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "file".to_owned());
+    let head = read_head(&dest).await;
+    let size = upload.size.unwrap_or(upload.offset);
+    let field = meta
+        .get("fieldname")
+        .cloned()
+        .unwrap_or_else(|| "file".to_owned());
+    let mut file = FileRecord::upload(
+        file_id,
+        name.clone(),
+        size,
+        crate::mime::sniff(&head, &name),
+        field,
+    );
+    file.tus_upload_url = Some(format!("{}{}", svc.config().urls.tus, upload.id));
+    for (k, v) in meta {
+        if !OWN_KEYS.contains(&k.as_str()) {
+            file.user_meta.insert(k.clone(), Value::String(v.clone()));
+        }
+    }
+    match svc.add_upload(&id, file).await {
+        Ok(true) => {}
+        Ok(false) => {
+            let _ = tokio::fs::remove_file(&dest).await;
+        }
+        Err(e) => tracing::error!(assembly = %id, error = %e, "cannot record a tus upload"),
+    }
+}
+
+async fn read_head(path: &std::path::Path) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    let mut head = vec![0u8; 16];
+    let Ok(mut f) = tokio::fs::File::open(path).await else {
+        return Vec::new();
+    };
+    let n = f.read(&mut head).await.unwrap_or(0);
+    head.truncate(n);
+    head
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assembly_urls_name_their_assembly() {
+        let id = "0123456789abcdef0123456789abcdef";
+        assert_eq!(
+            assembly_of(&format!("http://h/assemblies/{id}")).map(|i| i.to_string()),
+            Some(id.to_owned())
+        );
+        assert_eq!(
+            assembly_of(&format!("http://h/assemblies/{id}?x=1")).map(|i| i.to_string()),
+            Some(id.to_owned())
+        );
+        assert_eq!(assembly_of("http://h/assemblies/../../etc"), None);
+        assert_eq!(assembly_of("http://h/files/x"), None);
+    }
+}

@@ -1,0 +1,116 @@
+//! `ferry serve`'s processing options (`--assembly-key`, `--assembly-secret`,
+//! `--assembly-templates`, `--assembly-workers`, ...) and the wiring of ferry-process: the
+//! Assembly API is served when a key is set, and the tus endpoint's hooks pass through its
+//! bridge so uploads naming an `assembly_url` reach their Assembly.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use ferry_companion::egress::{Egress, IpPolicy, SystemResolver};
+use ferry_hooks::Hooks;
+use ferry_process::{Credentials, Engines, ProcessConfig, Service, Urls};
+
+/// Options of the processing service (Transloadit's Assembly API at `/assemblies`).
+#[derive(Clone, Debug, Args)]
+pub struct ProcessArgs {
+    /// Auth Key clients name in `params.auth.key`; setting it turns the Assembly API on.
+    #[arg(long, env = "FERRY_ASSEMBLY_KEY")]
+    pub assembly_key: Option<String>,
+
+    /// Auth Secret: with it, every Assembly request must be signed (HMAC of `params`) and
+    /// unexpired, and notifications are signed. Never logged.
+    #[arg(long, env = "FERRY_ASSEMBLY_SECRET", hide_env_values = true, value_parser = crate::config::secret)]
+    pub assembly_secret: Option<ferry_auth::Secret>,
+
+    /// Directory of templates, one `{template_id}.json` each (`{"steps": {...}}`).
+    #[arg(long, env = "FERRY_ASSEMBLY_TEMPLATES")]
+    pub assembly_templates: Option<PathBuf>,
+
+    /// Assemblies executing at once; more wait in a queue.
+    #[arg(long, env = "FERRY_ASSEMBLY_WORKERS", default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub assembly_workers: u64,
+
+    /// Seconds one step of an Assembly may run before it fails with INTERNAL_COMMAND_TIMEOUT.
+    #[arg(long, env = "FERRY_ASSEMBLY_STEP_TIMEOUT", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub assembly_step_timeout: u64,
+}
+
+impl Default for ProcessArgs {
+    fn default() -> Self {
+        Self {
+            assembly_key: None,
+            assembly_secret: None,
+            assembly_templates: None,
+            assembly_workers: 2,
+            assembly_step_timeout: 3600,
+        }
+    }
+}
+
+impl ProcessArgs {
+    /// Opens the service when a key is set (resuming interrupted Assemblies).
+    pub async fn open(&self, config: &crate::ServeConfig) -> std::io::Result<Option<Service>> {
+        let Some(key) = self.assembly_key.clone().filter(|k| !k.is_empty()) else {
+            return Ok(None);
+        };
+        let base = config
+            .companion
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", config.listen))
+            .trim_end_matches('/')
+            .to_owned();
+        let policy = IpPolicy {
+            allow_local: config.companion.allow_local_urls,
+            exempt: Vec::new(),
+        };
+        let egress = Egress::new(
+            Arc::new(SystemResolver),
+            policy,
+            true,
+            Duration::from_secs(30),
+        )
+        .map_err(std::io::Error::other)?;
+        let engines = Engines::default();
+        for robot in ferry_process::robots::Robot::ALL {
+            if !engines.runs(robot) {
+                tracing::warn!(
+                    robot = robot.name(),
+                    why = ferry_process::robots::missing_engine(robot),
+                    "assembly robot disabled"
+                );
+            }
+        }
+        let service = Service::open(ProcessConfig {
+            dir: config.data_dir.join("assemblies"),
+            credentials: Credentials {
+                key,
+                secret: self.assembly_secret.as_ref().map(|s| s.expose().to_owned()),
+            },
+            templates: self.assembly_templates.clone(),
+            workers: usize::try_from(self.assembly_workers).unwrap_or(1),
+            step_timeout: Duration::from_secs(self.assembly_step_timeout),
+            urls: Urls {
+                tus: format!("{base}/files/"),
+                base,
+            },
+            max_size: config.max_size,
+            engines,
+            egress: Some(Arc::new(egress)),
+            cors_origins: config.companion.cors_origins.clone(),
+            notify: ferry_process::notify::Retry::default(),
+        })
+        .await?;
+        Ok(Some(service))
+    }
+}
+
+/// The tus endpoint's hooks: `hooks`, plus Assembly uploads when the service is on.
+pub fn tus_hooks(hooks: Arc<dyn Hooks>, service: Option<&Service>) -> Arc<dyn Hooks> {
+    match service {
+        Some(s) => Arc::new(ferry_process::tus::TusBridge::new(hooks, s.clone())),
+        None => hooks,
+    }
+}
