@@ -4,6 +4,7 @@
  * those modules; this file wires them and emits the events.
  */
 import { Intake, type IntakeHost } from './admission.ts';
+import { Assemblies } from './assembly/assembly.ts';
 import { importLink, type LinkImportResult } from './companion/link.ts';
 import { Providers } from './companion/providers.ts';
 import { Connectivity } from './connectivity.ts';
@@ -64,6 +65,7 @@ export class Ferry {
   readonly #runner: Runner;
   readonly #connectivity: Connectivity;
   readonly #processors = new Processors();
+  readonly #assemblies: Assemblies | undefined;
   readonly #sizes: SizeReader;
   readonly #readAhead: ReadAhead;
   readonly #intake: Intake;
@@ -132,6 +134,7 @@ export class Ferry {
     for (const phase of ['preprocess', 'postprocess'] as const) {
       this.on(`${phase}-progress`, (f, progress) => this.#dispatch({ type: 'processing', id: f.id, phase, progress }));
     }
+    this.#assemblies = options.assembly ? new Assemblies(this, options.assembly) : undefined;
     const recovery = options.recovery === true ? {} : options.recovery || undefined;
     if (recovery && (recovery.indexedDB ?? globalThis.indexedDB) !== undefined) {
       const host = recoveryHost(this, {
@@ -366,6 +369,7 @@ export class Ferry {
     this.#readAhead.stop();
     this.recovery?.stop();
     this.#runner.destroy();
+    this.#assemblies?.stop();
     this.#connectivity.stop();
     this.#informer.destroy();
   }
@@ -378,13 +382,11 @@ export class Ferry {
   }
 
   #uploaderFor(file: FerryFile): Uploader | undefined {
-    return file.isRemote ? (this.#options.remoteUploader ?? this.#options.uploader) : this.#options.uploader;
+    if (file.isRemote) return this.#options.remoteUploader ?? this.#options.uploader;
+    return this.#assemblies?.uploader ?? this.#options.uploader;
   }
 
-  #bundling(): boolean {
-    return this.#options.uploader?.bundles?.() === true;
-  }
-
+  #bundling = (): boolean => !this.#assemblies && this.#options.uploader?.bundles?.() === true;
   /** What the runner needs from the engine. */
   #engineHost(): EngineHost {
     return {

@@ -19,6 +19,9 @@
  * - `online.ts` + `connectivity.ts`: offline pauses, online resumes.
  * - `uploader.ts`: the uploader seam; `uploaders/`: tus, xhr, s3, s3-multipart with its signer
  *   and XML reader, `send-xhr.ts` the XHR sender they share.
+ * - `assembly/`: the `assembly` option: a Transloadit-compatible processing service; `client.ts`
+ *   the API calls and polling, `status.ts` reading a status for one file, `assembly.ts` the engine
+ *   plug-in (create per batch, tus into it, postprocessing, results).
  * - `recovery/`: opt-in recovery after a reload or a crash: records and bytes kept in IndexedDB
  *   (or OPFS), read back on start, `recovery.ts` the entry.
  * - `companion/`: `http.ts` what the clients share (fetch and socket seams, `base`,
@@ -31,6 +34,28 @@
  * - `test/`: helpers shared by core's and react's specs (never exported).
  */
 
+export { Assemblies, type AssemblyHost, type AssemblyOptions } from './assembly/assembly.ts';
+export {
+  AssemblyError,
+  type AssemblyParams,
+  cancelAssembly,
+  createAssembly,
+  DEFAULT_ASSEMBLY_TIMEOUT,
+  DEFAULT_POLL_DELAYS,
+  type FetchLike,
+  type WatchOptions,
+  watchAssembly,
+} from './assembly/client.ts';
+export {
+  type AssemblyStatus,
+  type AssemblyUpload,
+  executionProgress,
+  failureOf,
+  isBusy,
+  resultsOf,
+  statusUrl,
+  uploadOf,
+} from './assembly/status.ts';
 export {
   ProviderAuthError,
   ProviderRequestError,

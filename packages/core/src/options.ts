@@ -2,6 +2,7 @@
  * What a page can set on a new engine (`new Ferry(options)`), with the defaults; `ferry.ts`
  * reads them once, when it wires its parts.
  */
+import type { AssemblyOptions } from './assembly/assembly.ts';
 import type { ProvidersOptions } from './companion/providers.ts';
 import type { LocaleOption } from './locale.ts';
 import type { OnlineSource } from './online.ts';
@@ -16,6 +17,13 @@ export interface FerryOptions {
   id?: string;
   /** Uploader for local files (e.g. `new TusUploader({ endpoint: '/files/' })`). */
   uploader?: Uploader;
+  /**
+   * Process files on a Transloadit-compatible service (`ferry serve --assembly-key`): one
+   * Assembly per batch, local files uploaded with tus into it, each file `postprocessing` while it
+   * runs and `complete` with `file.results` (see `assembly/assembly.ts`). Replaces `uploader` for
+   * local files.
+   */
+  assembly?: AssemblyOptions;
   /** The companion (`ferry` or a stock Companion) that imports links and moves remote files. */
   companionUrl?: string;
   /**

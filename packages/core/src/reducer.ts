@@ -31,6 +31,7 @@ export type FilePatch = Partial<
     | 'type'
     | 'uploadURL'
     | 'response'
+    | 'results'
     | 'data'
     | 'ghost'
   >

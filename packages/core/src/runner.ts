@@ -225,8 +225,12 @@ export class Runner {
       for (const file of files) this.#host.emit('upload-start', file);
       run.stall = new StallTimer(this.#options.stallTimeout, () => this.abort(ids[0] ?? '', 'stall'));
       const results = await this.#send(run, files, uploader, bundle !== undefined);
-      if (signal.aborted) this.#aborted(run);
-      else await this.#succeeded(files.map((f, i) => [f.id, results[i] ?? results[0] ?? {}]));
+      if (signal.aborted) return this.#aborted(run);
+      // The bytes are sent: the slot goes to the next upload before postprocessing, which may
+      // wait for files still queued (an Assembly runs once all its files have arrived).
+      run.stall.stop();
+      release();
+      await this.#succeeded(files.map((f, i) => [f.id, results[i] ?? results[0] ?? {}]));
     } catch (cause) {
       if (release === undefined) return; // aborted while waiting for a slot
       if (signal.aborted) this.#aborted(run);

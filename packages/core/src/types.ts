@@ -67,6 +67,23 @@ export interface UploadResponse {
   uploadURL?: string;
 }
 
+/**
+ * One output file of a processing step (an Assembly's `results[step][]` file object): the fields
+ * the widget reads, and whatever else the service sent.
+ */
+export interface AssemblyResult {
+  id?: string;
+  name?: string;
+  /** The upload's id this result was made from. */
+  original_id?: string;
+  url?: string;
+  ssl_url?: string;
+  mime?: string;
+  size?: number;
+  meta?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
 /** One file in the store: the spec's per-file upload record. */
 export interface FerryFile {
   /** Stable id, unique within a Ferry instance. */
@@ -96,6 +113,11 @@ export interface FerryFile {
   /** Where the file ended up once uploaded. */
   uploadURL?: string;
   response?: UploadResponse;
+  /**
+   * What a processing service made of this file (the `assembly` option), by step name: set when
+   * the file completes after its Assembly ran.
+   */
+  results?: Record<string, AssemblyResult[]>;
   /** Folder path for files that came from a folder. */
   relativePath?: string;
   remote?: RemoteInfo;
