@@ -1,10 +1,14 @@
-/** One file: thumbnail, name, size, state, progress, and its actions (pause, retry, edit, remove, result links). */
+/**
+ * One file: thumbnail, name, size, state, progress, processed results, and its actions (pause,
+ * retry, edit, remove, result links).
+ */
 import type { FerryFile } from '@ferry/core';
 import { memo } from 'react';
 import { useFerry, useFerryState } from '../context.tsx';
 import { useI18n } from '../i18n.ts';
 import { FileSize } from './FileSize.tsx';
 import { icons } from './icons.tsx';
+import { ProcessedResults } from './ProcessedResults.tsx';
 import { ResultLinks } from './ResultLinks.tsx';
 import { Thumbnail } from './Thumbnail.tsx';
 
@@ -68,6 +72,7 @@ export const FileRow = memo(function FileRow({ id, onEdit, resultLinks, style, i
           aria-label={t('fileProgress', { file: file.name })}
           hidden={file.state === 'waiting' || file.state === 'complete'}
         />
+        {file.state === 'complete' && file.results && <ProcessedResults results={file.results} />}
       </span>
       <span className="ferry-file-actions">
         {resultLinks && file.state === 'complete' && file.uploadURL && (
