@@ -170,6 +170,31 @@ describe('assembly', () => {
     expect(ferry.getFile(a)?.results).toBeUndefined();
   });
 
+  test('a retried file goes into a new assembly, not its old tus upload', async () => {
+    const failed = { error: 'ASSEMBLY_CRASHED', message: 'The assembly crashed', assembly_ssl_url: ASSEMBLY };
+    const done = { ok: 'ASSEMBLY_COMPLETED', uploads: [upload('a.jpg', 'u2')], results: { thumb: [thumb('u2')] } };
+    const { seen } = make([failed, done]);
+    const [a] = ferry.addFiles([{ name: 'a.jpg', data: new Blob(['abc']) }]) as [string];
+    const first = ferry.upload();
+    await flush();
+    tus.last().ctx.patchFile({ tus: { uploadUrl: `${TUS}u1` } });
+    uploaded(0, 'u1');
+    await first;
+    expect(ferry.getFile(a)?.error?.message).toBe('The assembly crashed');
+    const retry = ferry.retryUpload(a);
+    await flush();
+    expect(tus.calls[1]?.file.tus).toBeUndefined();
+    uploaded(1, 'u2');
+    expect((await retry).successful.map((f) => f.id)).toEqual([a]);
+    expect(ferry.getFile(a)?.results).toEqual({ thumb: [thumb('u2')] });
+    expect(seen.map((r) => `${r.method} ${r.form?.num_expected_upload_files ?? ''}`)).toEqual([
+      'POST 1',
+      'GET ',
+      'POST 1',
+      'GET ',
+    ]);
+  });
+
   test('a refused create fails the batch with the service message and uploads nothing', async () => {
     const { fetch } = make([]);
     fetch.mockImplementationOnce(async () =>
