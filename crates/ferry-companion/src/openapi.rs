@@ -187,7 +187,7 @@ pub struct RefreshedToken {
     tags(
         (name = "companion", description = "Link imports and remote transfers (Uppy Companion's wire)."),
         (name = "s3", description = "Signing for direct uploads to the S3 bucket."),
-        (name = "providers", description = "Cloud providers (Google Drive, Instagram) and their login."),
+        (name = "providers", description = "Cloud providers (Google Drive, Instagram, Box) and their login."),
     )
 )]
 pub struct CompanionApi;

@@ -916,6 +916,7 @@ async fn enabled_providers_are_listed_for_the_widget() {
     assert_eq!(
         body,
         json!({"providers": [
+            {"id": "box", "name": "Box", "rootFolder": "0", "supportsRefreshToken": true},
             {"id": "drive", "name": "Google Drive", "rootFolder": "root", "supportsRefreshToken": true},
             {"id": "instagram", "name": "Instagram", "rootFolder": "recent", "supportsRefreshToken": true},
         ]})

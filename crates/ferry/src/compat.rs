@@ -26,6 +26,8 @@ pub const MAPPING: &[(&str, &str)] = &[
     ("COMPANION_GOOGLE_SECRET", "FERRY_GOOGLE_SECRET"),
     ("COMPANION_INSTAGRAM_KEY", "FERRY_INSTAGRAM_KEY"),
     ("COMPANION_INSTAGRAM_SECRET", "FERRY_INSTAGRAM_SECRET"),
+    ("COMPANION_BOX_KEY", "FERRY_BOX_KEY"),
+    ("COMPANION_BOX_SECRET", "FERRY_BOX_SECRET"),
 ];
 
 /// One variable to set: `(ferry name, value, companion name)`.
@@ -97,6 +99,8 @@ fn flag_of(var: &str) -> Option<(&'static str, bool)> {
         "FERRY_GOOGLE_SECRET" => ("--google-secret", false),
         "FERRY_INSTAGRAM_KEY" => ("--instagram-key", false),
         "FERRY_INSTAGRAM_SECRET" => ("--instagram-secret", false),
+        "FERRY_BOX_KEY" => ("--box-key", false),
+        "FERRY_BOX_SECRET" => ("--box-secret", false),
         _ => return None,
     })
 }

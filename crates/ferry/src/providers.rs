@@ -6,7 +6,7 @@ use clap::Args;
 use ferry_companion::providers::ProvidersConfig;
 use ferry_companion::providers::config::{Endpoints, OAuthApp};
 
-/// Options of the cloud providers (Google Drive, Instagram).
+/// Options of the cloud providers (Google Drive, Instagram, Box).
 #[derive(Clone, Default, Args)]
 pub struct ProviderArgs {
     /// Google OAuth client id: with --google-secret (and --secret) enables Google Drive
@@ -26,6 +26,15 @@ pub struct ProviderArgs {
     /// Instagram app secret (never logged).
     #[arg(long, env = "FERRY_INSTAGRAM_SECRET", hide_env_values = true)]
     pub instagram_secret: Option<String>,
+
+    /// Box OAuth client id: with --box-secret (and --secret) enables Box (`box`). Redirect
+    /// URI: `{public URL}/box/redirect`.
+    #[arg(long, env = "FERRY_BOX_KEY")]
+    pub box_key: Option<String>,
+
+    /// Box OAuth client secret (never logged).
+    #[arg(long, env = "FERRY_BOX_SECRET", hide_env_values = true)]
+    pub box_secret: Option<String>,
 
     /// Google's OAuth authorize endpoint.
     #[arg(
@@ -74,6 +83,26 @@ pub struct ProviderArgs {
         default_value = "https://graph.instagram.com"
     )]
     pub instagram_graph_url: String,
+
+    /// Box's OAuth authorize endpoint.
+    #[arg(
+        long,
+        env = "FERRY_BOX_AUTH_URL",
+        default_value = "https://account.box.com/api/oauth2/authorize"
+    )]
+    pub box_auth_url: String,
+
+    /// Box's OAuth token endpoint (revocation goes to `revoke` beside it).
+    #[arg(
+        long,
+        env = "FERRY_BOX_TOKEN_URL",
+        default_value = "https://api.box.com/oauth2/token"
+    )]
+    pub box_token_url: String,
+
+    /// Box API base (`/2.0/...` is appended).
+    #[arg(long, env = "FERRY_BOX_API_URL", default_value = "https://api.box.com")]
+    pub box_api_url: String,
 }
 
 impl std::fmt::Debug for ProviderArgs {
@@ -88,6 +117,11 @@ impl std::fmt::Debug for ProviderArgs {
             .field(
                 "instagram_secret",
                 &self.instagram_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("box_key", &self.box_key)
+            .field(
+                "box_secret",
+                &self.box_secret.as_ref().map(|_| "<redacted>"),
             )
             .field("google_api_url", &self.google_api_url)
             .field("instagram_graph_url", &self.instagram_graph_url)
@@ -146,6 +180,13 @@ impl ProviderArgs {
                     &self.instagram_graph_url,
                 ),
             ),
+            (
+                "box",
+                "box",
+                &self.box_key,
+                &self.box_secret,
+                Endpoints::new(&self.box_auth_url, &self.box_token_url, &self.box_api_url),
+            ),
         ];
         for (id, flag, key, secret, endpoints) in rows {
             if let Some(app) = app(flag, key, secret)? {
@@ -179,6 +220,21 @@ mod tests {
         assert!(config.setup("instagram").is_none());
         assert_eq!(config.public_url.as_deref(), Some("https://f.example"));
         assert_eq!(drive.endpoints.api_url, "https://www.googleapis.com");
+        let boxed = Cli::parse_from(["x", "--box-key", "bk", "--box-secret", "bs"]);
+        let config = boxed.providers.to_config(None).expect("valid");
+        let setup = config.setup("box").expect("box enabled");
+        assert_eq!(
+            (
+                setup.app.key.as_str(),
+                setup.endpoints.token_url.as_str(),
+                setup.endpoints.api_url.as_str()
+            ),
+            (
+                "bk",
+                "https://api.box.com/oauth2/token",
+                "https://api.box.com"
+            )
+        );
         let half = Cli::parse_from(["x", "--instagram-key", "k"]);
         assert_eq!(
             half.providers.to_config(None).err().as_deref(),

@@ -47,6 +47,29 @@ impl Api {
         req: RequestBuilder,
         read: ErrorReader,
     ) -> Result<Response, ProviderError> {
+        match self.exchange(req, read, false).await? {
+            Answer::Body(resp) => Ok(resp),
+            Answer::Moved(_) => Err(ProviderError::Unreachable("unexpected redirect".into())),
+        }
+    }
+
+    /// Sends `req` (retrying rate limits) to a call that may redirect (Box's file content and
+    /// thumbnails): a 3xx, or a 202 with `Location`, is [`Answer::Moved`] to the (absolute)
+    /// location; any other success is the response.
+    pub async fn answer(
+        &self,
+        req: RequestBuilder,
+        read: ErrorReader,
+    ) -> Result<Answer, ProviderError> {
+        self.exchange(req, read, true).await
+    }
+
+    async fn exchange(
+        &self,
+        req: RequestBuilder,
+        read: ErrorReader,
+        redirects: bool,
+    ) -> Result<Answer, ProviderError> {
         let mut waits = self.backoff.iter();
         loop {
             let attempt = req
@@ -57,8 +80,13 @@ impl Api {
                 .await
                 .map_err(|e| ProviderError::Unreachable(e.to_string()))?;
             let status = resp.status();
+            if redirects && (status.is_redirection() || status == StatusCode::ACCEPTED) {
+                if let Some(to) = location(&resp) {
+                    return Ok(Answer::Moved(to));
+                }
+            }
             if status.is_success() {
-                return Ok(resp);
+                return Ok(Answer::Body(resp));
             }
             let body = read_capped(resp).await;
             let limited = status == StatusCode::TOO_MANY_REQUESTS
@@ -94,6 +122,25 @@ impl Api {
             .await
             .map_err(|e| ProviderError::Unreachable(format!("unreadable answer: {e}")))
     }
+}
+
+/// What a call that may redirect answered.
+#[derive(Debug)]
+pub enum Answer {
+    /// The provider's own answer.
+    Body(Response),
+    /// Where it sent the client instead (absolute).
+    Moved(String),
+}
+
+/// `Location` of `resp`, resolved against its URL.
+fn location(resp: &Response) -> Option<String> {
+    let raw = resp
+        .headers()
+        .get(reqwest::header::LOCATION)?
+        .to_str()
+        .ok()?;
+    resp.url().join(raw).ok().map(String::from)
 }
 
 async fn read_capped(mut resp: Response) -> Vec<u8> {

@@ -1,4 +1,4 @@
-//! Cloud providers (Google Drive, Instagram) behind one [`Provider`] trait, served on
+//! Cloud providers (Google Drive, Instagram, Box) behind one [`Provider`] trait, served on
 //! Companion's paths so released Uppy provider plugins work unchanged.
 //!
 //! A provider knows its OAuth endpoints and scopes, how to swap a code for a session, refresh
@@ -15,17 +15,20 @@
 //! - [`api`]: the shared API client: bearer requests, backoff on rate limits, error mapping,
 //!   downloads and thumbnails streamed back.
 //! - [`oauth2`]: the OAuth2 authorization-code and refresh-token forms.
-//! - [`drive`], [`instagram`]: the providers.
+//! - [`drive`], [`instagram`], [`r#box`]: the providers.
+//! - [`rotation`]: one refresh at a time per session, and the newest tokens of a rotated one.
 //! - [`session`]: the provider session sealed in the Uppy auth token.
 //! - [`source`]: a provider download as a transfer [`crate::transfer::Source`].
 //! - [`routes`]: `/{p}/list`, `/{p}/get`, `/{p}/logout`, `/{p}/refresh-token`,
 //!   `/{p}/thumbnail`, and `GET /providers` (which providers are enabled).
 
 pub mod api;
+pub mod r#box;
 pub mod config;
 pub mod drive;
 pub mod instagram;
 pub mod oauth2;
+pub mod rotation;
 pub mod routes;
 pub mod session;
 pub mod source;
@@ -268,6 +271,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("instagram", |s, d| {
         Arc::new(instagram::Instagram::new(s, d))
     }),
+    ("box", |s, d| Arc::new(r#box::BoxCloud::new(s, d))),
 ];
 
 /// The enabled providers, by id.
@@ -353,7 +357,7 @@ mod tests {
         };
         assert!(
             err.to_string()
-                .contains("unknown provider \"dropbx\" (known: drive, instagram)"),
+                .contains("unknown provider \"dropbx\" (known: drive, instagram, box)"),
             "{err}"
         );
     }

@@ -1,5 +1,5 @@
-//! Shared setup of the provider contract tests: the companion with Drive and Instagram enabled
-//! against the testkit's fake Google and Instagram (loopback exempted from the egress ban
+//! Shared setup of the provider contract tests: the companion with Drive, Instagram and Box
+//! enabled against the testkit's fakes (loopback exempted from the egress ban
 //! through `exempt_ips`, as the configuration allows), real tus and form destinations, a
 //! cookie-carrying walk through the OAuth login, and the auth-callback socket.
 
@@ -13,6 +13,7 @@ use ferry_companion::providers::ProvidersConfig;
 use ferry_companion::providers::config::{Endpoints, OAuthApp};
 use ferry_companion::{AppState, CompanionConfig};
 use ferry_testkit::TestServer;
+use ferry_testkit::fake::r#box::FakeBox;
 use ferry_testkit::fake::google::FakeGoogle;
 use ferry_testkit::fake::instagram::FakeInstagram;
 use futures_util::StreamExt;
@@ -30,6 +31,7 @@ pub const OTHER_APP: &str = "https://other.example";
 pub struct Env {
     pub google: FakeGoogle,
     pub ig: FakeInstagram,
+    pub boxed: FakeBox,
     pub tus: TusDest,
     pub form: FormDest,
     pub companion: TestServer,
@@ -70,6 +72,7 @@ pub async fn start() -> Env {
 pub async fn start_with(opts: Opts) -> Env {
     let google = FakeGoogle::start("google-client", "google-secret").await;
     let ig = FakeInstagram::start("ig-client", "ig-secret").await;
+    let boxed = FakeBox::start("box-client", "box-secret").await;
     let tus = TusDest::start().await;
     let form = FormDest::start().await;
     let hub = Arc::new(LocalHandoff::default());
@@ -99,6 +102,14 @@ pub async fn start_with(opts: Opts) -> Env {
                 secret: "ig-secret".into(),
             },
             Endpoints::new(&ig.auth_url(), &ig.token_url(), &ig.graph_url()),
+        )
+        .enable(
+            "box",
+            OAuthApp {
+                key: "box-client".into(),
+                secret: "box-secret".into(),
+            },
+            Endpoints::new(&boxed.auth_url(), &boxed.token_url(), &boxed.api_url()),
         );
     // The companion knows its own address: provider links are built only for its own host.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -137,6 +148,7 @@ pub async fn start_with(opts: Opts) -> Env {
     Env {
         google,
         ig,
+        boxed,
         tus,
         form,
         companion,

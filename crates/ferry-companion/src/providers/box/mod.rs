@@ -1,0 +1,403 @@
+//! Box (`box`, API 2.0): sign-in, folder listing with marker paging, downloads through the
+//! content redirect (resumable with `Range`), thumbnails, logout, on Companion's routes and
+//! answer shapes so `@uppy/box` works unchanged.
+//!
+//! Box access tokens last an hour and each refresh token works once. Companion never refreshes
+//! Box sessions (its users sign in again every hour); `@uppy/box` never calls `/refresh-token`.
+//! So Ferry refreshes on the server: a call whose access token Box refuses refreshes the session
+//! once and is repeated, and the [`Rotation`] ledger lets every later request carrying the
+//! client's original (now spent) tokens use the newest ones. Ferry's own client may still call
+//! `/box/refresh-token`, which returns a token holding the rotated refresh token.
+
+mod items;
+
+use std::future::Future;
+use std::time::Duration;
+
+use reqwest::header::RANGE;
+use serde_json::Value;
+
+use super::api::{self, Answer, Api};
+use super::config::{Endpoints, OAuthApp, ProviderSetup};
+use super::oauth2::TokenEndpoint;
+use super::rotation::Rotation;
+use super::{
+    Deps, Download, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, ProviderInfo, Revoked,
+    Session,
+};
+use crate::egress::Egress;
+use crate::transfer::source::ByteStream;
+
+pub use items::valid_id;
+use items::{ROOT, next_page_path};
+
+/// Box's refresh tokens last 60 days: the Uppy auth token and the rotation ledger as long.
+const SESSION_DAYS: u64 = 60;
+/// Sessions the rotation ledger remembers at most.
+const LEDGER_CAPACITY: usize = 10_000;
+/// The fields a listing needs (without `fields` Box answers names only).
+const LIST_FIELDS: &str = "id,type,name,size,modified_at";
+
+/// Box's endpoints: `api_url` is the API host (`/2.0/...` is appended); the revoke endpoint is
+/// `revoke` beside `token_url`.
+pub fn default_endpoints() -> Endpoints {
+    Endpoints::new(
+        "https://account.box.com/api/oauth2/authorize",
+        "https://api.box.com/oauth2/token",
+        "https://api.box.com",
+    )
+}
+
+/// The Box provider.
+#[derive(Debug)]
+pub struct BoxCloud {
+    app: OAuthApp,
+    endpoints: Endpoints,
+    api: Api,
+    sources: Egress,
+    info: ProviderInfo,
+    page_size: u32,
+    rotation: Rotation,
+}
+
+impl BoxCloud {
+    /// Box with `setup`'s app at its endpoints; `deps.sources` (the egress-policed client)
+    /// fetches the download and placeholder URLs Box redirects to.
+    pub fn new(setup: ProviderSetup, deps: &Deps) -> Self {
+        let info = ProviderInfo {
+            id: "box",
+            name: "Box",
+            root: ROOT,
+            oauth: OAuthSpec {
+                authorize_url: setup.endpoints.auth_url.clone(),
+                // Read all files and folders (the app's configuration must allow it).
+                scopes: vec!["root_readonly"],
+                scope_separator: " ",
+                extra: Vec::new(),
+                pkce: false,
+            },
+            client_id: setup.app.key.clone(),
+            token_max_age: (SESSION_DAYS * 24 * 3600) as i64,
+            supports_refresh: true,
+        };
+        Self {
+            app: setup.app,
+            endpoints: setup.endpoints,
+            api: deps.api.clone(),
+            sources: deps.sources.clone(),
+            info,
+            page_size: deps.page_size.clamp(1, 1000),
+            rotation: Rotation::new(
+                Duration::from_secs(SESSION_DAYS * 24 * 3600),
+                LEDGER_CAPACITY,
+            ),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        self.endpoints.api(&format!("/2.0{path}"))
+    }
+
+    fn token_endpoint(&self) -> TokenEndpoint<'_> {
+        TokenEndpoint {
+            api: &self.api,
+            url: &self.endpoints.token_url,
+            app: &self.app,
+            read: box_error,
+        }
+    }
+
+    /// `revoke` beside the token endpoint (`https://api.box.com/oauth2/revoke` by default).
+    fn revoke_url(&self) -> String {
+        let token_url = &self.endpoints.token_url;
+        match token_url.rsplit_once('/') {
+            Some((base, _)) => format!("{base}/revoke"),
+            None => format!("{token_url}/revoke"),
+        }
+    }
+
+    /// Runs `call` with the newest tokens of `session`; if Box refuses the access token, the
+    /// session is refreshed (once, shared with concurrent callers) and `call` repeated.
+    async fn authed<T, F, Fut>(&self, session: &Session, call: F) -> Result<T, ProviderError>
+    where
+        F: Fn(Session) -> Fut,
+        Fut: Future<Output = Result<T, ProviderError>>,
+    {
+        let current = self.rotation.latest(session);
+        match call(current.clone()).await {
+            Err(ProviderError::Auth) if current.refresh_token.is_some() => {
+                let fresh = self.refresh(&current).await?;
+                call(fresh).await
+            }
+            other => other,
+        }
+    }
+
+    async fn get_json(
+        &self,
+        session: &Session,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<Value, ProviderError> {
+        self.authed(session, |s| {
+            let req = self
+                .api
+                .client()
+                .get(self.url(path))
+                .query(query)
+                .bearer_auth(&s.access_token);
+            self.api.json(req, box_error)
+        })
+        .await
+    }
+
+    async fn username(&self, session: &Session) -> Result<Option<String>, ProviderError> {
+        if session.username.is_some() {
+            return Ok(session.username.clone());
+        }
+        let me = self
+            .get_json(session, "/users/me", &[("fields", "login")])
+            .await?;
+        Ok(me.get("login").and_then(Value::as_str).map(str::to_owned))
+    }
+
+    /// Where Box redirects `path` (a content or thumbnail call), or its own answer.
+    async fn answer(
+        &self,
+        session: &Session,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<Answer, ProviderError> {
+        self.authed(session, |s| {
+            let req = self
+                .api
+                .client()
+                .get(self.url(path))
+                .query(query)
+                .bearer_auth(&s.access_token);
+            self.api.answer(req, box_error)
+        })
+        .await
+    }
+
+    /// A URL Box redirected to (download host, placeholder image), fetched under the egress
+    /// policy and without the user's token (these URLs are pre-authenticated).
+    async fn fetch_moved(
+        &self,
+        location: &str,
+        range_from: u64,
+    ) -> Result<reqwest::Response, ProviderError> {
+        let url = self
+            .sources
+            .check(location)
+            .map_err(|_| ProviderError::Status {
+                status: 400,
+                message: "URL not allowed".into(),
+            })?;
+        let mut req = self.sources.client().get(url);
+        if range_from > 0 {
+            req = req.header(RANGE, format!("bytes={range_from}-"));
+        }
+        req.send()
+            .await
+            .map_err(|e| ProviderError::Unreachable(e.to_string()))
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for BoxCloud {
+    fn info(&self) -> &ProviderInfo {
+        &self.info
+    }
+
+    async fn exchange_code(
+        &self,
+        code: &str,
+        redirect_uri: &str,
+        verifier: Option<&str>,
+    ) -> Result<Session, ProviderError> {
+        let mut session = self
+            .token_endpoint()
+            .session_from_code(code, redirect_uri, verifier)
+            .await?;
+        session.username = self.username(&session).await?;
+        Ok(session)
+    }
+
+    async fn refresh(&self, session: &Session) -> Result<Session, ProviderError> {
+        let endpoint = self.token_endpoint();
+        self.rotation
+            .refresh(session, |s| async move { endpoint.refresh(&s).await })
+            .await
+    }
+
+    async fn revoke(&self, session: &Session) -> Result<Revoked, ProviderError> {
+        // The newest tokens: the client's copy may hold ones already rotated away.
+        let current = self.rotation.latest(session);
+        let req = self.api.client().post(self.revoke_url()).form(&[
+            ("client_id", self.app.key.as_str()),
+            ("client_secret", self.app.secret.as_str()),
+            ("token", current.access_token.as_str()),
+        ]);
+        let revoked = self.api.send(req, box_error).await.is_ok();
+        self.rotation.forget(session);
+        Ok(Revoked {
+            revoked,
+            manual_url: None,
+        })
+    }
+
+    async fn list(
+        &self,
+        session: &Session,
+        ctx: &ListCtx,
+        path: &str,
+        cursor: Option<&str>,
+    ) -> Result<ListPage, ProviderError> {
+        let folder = if path.is_empty() { ROOT } else { path };
+        if !valid_id(folder) {
+            return Err(ProviderError::BadRequest("Invalid folder id".into()));
+        }
+        let limit = self.page_size.to_string();
+        let mut query = vec![
+            ("fields", LIST_FIELDS),
+            ("limit", limit.as_str()),
+            // Marker paging: offsets stop at 300,000 items.
+            ("usemarker", "true"),
+        ];
+        if let Some(c) = cursor {
+            query.push(("marker", c));
+        }
+        let page = self
+            .get_json(session, &format!("/folders/{folder}/items"), &query)
+            .await?;
+        let mut listed: Vec<_> = page
+            .get("entries")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| items::item(ctx, e))
+            .collect();
+        listed.sort_by_key(|i| !i.is_folder);
+        let next_page_path = page
+            .get("next_marker")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .map(|m| next_page_path(folder, m));
+        Ok(ListPage {
+            username: self.username(session).await?,
+            items: listed,
+            next_page_path,
+        })
+    }
+
+    async fn download(
+        &self,
+        session: &Session,
+        id: &str,
+        from: u64,
+    ) -> Result<Download, ProviderError> {
+        if !valid_id(id) {
+            return Err(ProviderError::BadRequest("Invalid file id".into()));
+        }
+        let meta = self
+            .get_json(session, &format!("/files/{id}"), &[("fields", "name,size")])
+            .await?;
+        let resp = match self
+            .answer(session, &format!("/files/{id}/content"), &[])
+            .await?
+        {
+            Answer::Moved(location) => self.fetch_moved(&location, from).await?,
+            Answer::Body(resp) => resp,
+        };
+        if !resp.status().is_success() {
+            return Err(ProviderError::Status {
+                status: resp.status().as_u16(),
+                message: "Box did not send the file".into(),
+            });
+        }
+        let (total, skip) = api::ranged(&resp, from)?;
+        Ok(Download {
+            size: total.or_else(|| meta.get("size").and_then(Value::as_u64)),
+            name: meta.get("name").and_then(Value::as_str).map(str::to_owned),
+            stream: api::byte_stream(resp),
+            skip,
+        })
+    }
+
+    async fn thumbnail(
+        &self,
+        session: &Session,
+        id: &str,
+    ) -> Result<(String, ByteStream), ProviderError> {
+        if !valid_id(id) {
+            return Err(ProviderError::BadRequest("Invalid file id".into()));
+        }
+        let query = [
+            ("min_height", "32"),
+            ("min_width", "32"),
+            ("max_height", "320"),
+            ("max_width", "320"),
+        ];
+        // 200: the image; 202 (still generating) and 302 (no thumbnail for this type): a
+        // placeholder image at `Location`.
+        let resp = match self
+            .answer(session, &format!("/files/{id}/thumbnail.jpg"), &query)
+            .await?
+        {
+            Answer::Body(resp) => resp,
+            Answer::Moved(location) => self.fetch_moved(&location, 0).await?,
+        };
+        api::stream_image(resp)
+    }
+}
+
+/// Box's errors: 401 (a refused access token) and `invalid_grant` (a spent, expired or
+/// revoked refresh token) are auth errors; everything else carries Box's message.
+fn box_error(status: u16, body: &[u8]) -> ProviderError {
+    let parsed = serde_json::from_slice::<Value>(body).ok();
+    let field = |k: &str| {
+        parsed
+            .as_ref()
+            .and_then(|v| v.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    if status == 401 || field("error").as_deref() == Some("invalid_grant") {
+        return ProviderError::Auth;
+    }
+    let message = field("message")
+        .or_else(|| field("error_description"))
+        .map(|m| format!("HTTP {status}: {m}"))
+        .unwrap_or_else(|| format!("HTTP {status}: Box refused the request"));
+    ProviderError::Status { status, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn box_errors_map_to_auth_or_box_messages() {
+        assert!(matches!(box_error(401, b""), ProviderError::Auth));
+        assert!(matches!(
+            box_error(
+                400,
+                br#"{"error":"invalid_grant","error_description":"Refresh token has expired"}"#
+            ),
+            ProviderError::Auth
+        ));
+        assert_eq!(
+            box_error(
+                404,
+                br#"{"type":"error","status":404,"message":"Not Found"}"#
+            )
+            .to_string(),
+            "HTTP 404: Not Found"
+        );
+        assert_eq!(
+            box_error(500, b"<html>trace</html>").to_string(),
+            "HTTP 500: Box refused the request"
+        );
+    }
+}
