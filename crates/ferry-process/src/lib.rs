@@ -33,5 +33,5 @@ pub use api::router;
 pub use assembly::status::Urls;
 pub use auth::Credentials;
 pub use error::ApiError;
-pub use robots::engine::Engines;
+pub use robots::engine::Engines as RobotEngines;
 pub use service::{ProcessConfig, Service};

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::assembly::record::{FileRecord, State};
+use crate::assembly::record::{Assembly, FileRecord, State};
 use crate::id::Id;
 use crate::robots::{self, Ctx, Robot, StepError};
 use crate::service::Service;
@@ -43,7 +43,9 @@ pub(crate) async fn execute(svc: &Service, id: &Id, cancel: CancellationToken) {
         cancel: cancel.clone(),
         egress: svc.config().egress.clone(),
         max_size: svc.config().max_size,
+        engines: svc.config().engines.clone(),
     };
+    let a = with_meta(svc, id, a, &ctx).await;
     let mut outputs: HashMap<String, Vec<FileRecord>> = HashMap::new();
     outputs.insert(ORIGINAL.to_owned(), a.uploads.clone());
     for step in &a.steps {
@@ -103,6 +105,35 @@ pub(crate) async fn execute(svc: &Service, id: &Id, cancel: CancellationToken) {
         .await;
     if let Ok(Some((a, true))) = done {
         svc.finished(&a);
+    }
+}
+
+/// Uploads get their `meta` (width, height, duration, codecs, EXIF) from ffprobe when it is
+/// here; a file it cannot read keeps an empty `meta`.
+async fn with_meta(svc: &Service, id: &Id, a: Assembly, ctx: &Ctx) -> Assembly {
+    let programs = &ctx.engines.programs;
+    if programs.ffprobe.is_none() || a.uploads.iter().all(|u| !u.meta.is_empty()) {
+        return a;
+    }
+    let mut metas = Vec::with_capacity(a.uploads.len());
+    for u in &a.uploads {
+        let path = ctx.dir.join(&u.path);
+        let probed =
+            crate::engines::probe::probe(programs, &path, &ctx.engines.limits, &ctx.cancel).await;
+        metas.push(probed.ok().and_then(|p| serde_json::to_value(p.meta).ok()));
+    }
+    let updated = svc
+        .update(id, |rec| {
+            for (u, meta) in rec.uploads.iter_mut().zip(&metas) {
+                if let Some(serde_json::Value::Object(m)) = meta {
+                    u.meta = m.clone();
+                }
+            }
+        })
+        .await;
+    match updated {
+        Ok(Some((rec, ()))) => rec,
+        _ => a,
     }
 }
 

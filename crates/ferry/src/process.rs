@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::Args;
 use ferry_companion::egress::{Egress, IpPolicy, SystemResolver};
 use ferry_hooks::Hooks;
-use ferry_process::{Credentials, Engines, ProcessConfig, Service, Urls};
+use ferry_process::{Credentials, ProcessConfig, RobotEngines, Service, Urls};
 
 /// Options of the processing service (Transloadit's Assembly API at `/assemblies`).
 #[derive(Clone, Debug, Args)]
@@ -35,6 +35,10 @@ pub struct ProcessArgs {
     /// Seconds one step of an Assembly may run before it fails with INTERNAL_COMMAND_TIMEOUT.
     #[arg(long, env = "FERRY_ASSEMBLY_STEP_TIMEOUT", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
     pub assembly_step_timeout: u64,
+
+    /// clamd's local socket, for `/file/virusscan` (off when unset or not answering).
+    #[arg(long, env = "FERRY_CLAMD_SOCKET")]
+    pub clamd_socket: Option<PathBuf>,
 }
 
 impl Default for ProcessArgs {
@@ -45,6 +49,7 @@ impl Default for ProcessArgs {
             assembly_templates: None,
             assembly_workers: 2,
             assembly_step_timeout: 3600,
+            clamd_socket: None,
         }
     }
 }
@@ -73,7 +78,7 @@ impl ProcessArgs {
             Duration::from_secs(30),
         )
         .map_err(std::io::Error::other)?;
-        let engines = Engines::default();
+        let engines = self.engines().await;
         for robot in ferry_process::robots::Robot::ALL {
             if !engines.runs(robot) {
                 tracing::warn!(
@@ -104,6 +109,36 @@ impl ProcessArgs {
         })
         .await?;
         Ok(Some(service))
+    }
+}
+
+impl ProcessArgs {
+    /// The engines on `PATH` (ffmpeg, ffprobe, vips) and clamd when it answers a ping; each
+    /// child process is bounded by the step time limit.
+    async fn engines(&self) -> RobotEngines {
+        let limits = ferry_process::engines::Limits {
+            time_limit: Duration::from_secs(self.assembly_step_timeout),
+            ..Default::default()
+        };
+        let programs = ferry_process::engines::Engines::detect(&limits).await;
+        let clamd = match &self.clamd_socket {
+            Some(socket) => {
+                let config = ferry_process::engines::clamd::ClamdConfig::new(socket.clone());
+                match ferry_process::engines::clamd::ping(&config).await {
+                    Ok(()) => Some(config),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "clamd does not answer; /file/virusscan is off");
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        RobotEngines {
+            programs: Arc::new(programs),
+            clamd,
+            limits,
+        }
     }
 }
 

@@ -245,7 +245,7 @@ async fn open(svc: &Service, id: &Id, form: &Form) -> Result<Assembly, ApiError>
 
 async fn instructions(svc: &Service, params: &Value) -> Result<Vec<Step>, ApiError> {
     let raw_steps = steps::template::resolve(params, svc.config().templates.as_deref()).await?;
-    let engines = svc.config().engines;
+    let engines = &svc.config().engines;
     let egress = svc.config().egress.as_deref();
     let steps = steps::plan(&raw_steps, &|r| {
         engines.runs(r) && (r != crate::robots::Robot::HttpImport || egress.is_some())

@@ -1,44 +1,255 @@
-//! The robots that run an engine: `/image/resize`, `/video/encode`, `/video/thumbs`,
-//! `/audio/encode`, `/file/virusscan`. Each input file is handed to its adapter in
-//! [`crate::engines`]; the adapters own engine command lines and parameter checks.
+//! The robots that run an engine: `/image/resize` (libvips), `/video/encode`, `/video/thumbs`,
+//! `/audio/encode` (ffmpeg), `/file/virusscan` (clamd). Each input file of a kind the robot
+//! handles is handed to its adapter in [`crate::engines`] with an output path inside the
+//! Assembly's `results/`; other files are skipped unless `force_accept` is set, as Transloadit's
+//! robots skip them.
 
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::media::{MediaParams, parse, validation_code};
 use super::{Ctx, Robot, StepError};
 use crate::assembly::record::FileRecord;
+use crate::engines::clamd::{ClamdConfig, Verdict};
+use crate::engines::{EngineError, Limits};
+use crate::id::Id;
 use crate::steps::Step;
 
-/// Which engines this server has (found at startup).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The engines this server found at startup, and their limits.
+#[derive(Clone, Debug, Default)]
 pub struct Engines {
-    pub ffmpeg: bool,
-    pub image: bool,
-    pub clamd: bool,
+    /// The programs (ffmpeg, ffprobe, vips).
+    pub programs: Arc<crate::engines::Engines>,
+    /// clamd's socket (`--clamd-socket`), when it answered at startup.
+    pub clamd: Option<ClamdConfig>,
+    /// Bounds of one engine job.
+    pub limits: Limits,
 }
 
 impl Engines {
     /// Whether `robot` can run with these engines.
-    pub fn runs(self, robot: Robot) -> bool {
+    pub fn runs(&self, robot: Robot) -> bool {
+        let p = &self.programs;
         match robot {
             Robot::UploadHandle | Robot::FileFilter | Robot::HttpImport => true,
-            Robot::ImageResize => self.image,
-            Robot::VideoEncode | Robot::VideoThumbs | Robot::AudioEncode => self.ffmpeg,
-            Robot::FileVirusscan => self.clamd,
+            Robot::ImageResize => p.vips.is_some() && p.vipsheader.is_some(),
+            Robot::VideoEncode | Robot::VideoThumbs | Robot::AudioEncode => {
+                p.ffmpeg.is_some() && p.ffprobe.is_some()
+            }
+            Robot::FileVirusscan => self.clamd.is_some(),
         }
+    }
+}
+
+/// Checks an engine robot's parameters when the Assembly is created (those holding `${...}`
+/// variables are checked when the step runs).
+pub fn validate(
+    robot: Robot,
+    step: &str,
+    params: &Map<String, Value>,
+) -> Result<(), crate::error::ApiError> {
+    if Value::Object(params.clone()).to_string().contains("${") {
+        return Ok(());
+    }
+    parse(robot, params).map(|_| ()).map_err(|why| {
+        crate::error::ApiError::bad(validation_code(robot), format!("Step {step:?}: {why}"))
+    })
+}
+
+/// Whether `robot` handles files of `kind`.
+fn handles(robot: Robot, kind: Option<&str>) -> bool {
+    match robot {
+        Robot::ImageResize => kind == Some("image"),
+        Robot::VideoEncode | Robot::VideoThumbs => kind == Some("video"),
+        Robot::AudioEncode => matches!(kind, Some("audio" | "video")),
+        _ => true,
     }
 }
 
 /// Runs an engine robot over `inputs`.
 pub async fn run(
-    _ctx: &Ctx,
+    ctx: &Ctx,
     step: &Step,
-    _inputs: Vec<FileRecord>,
+    inputs: Vec<FileRecord>,
 ) -> Result<Vec<FileRecord>, StepError> {
-    // Engine robots are refused when the Assembly is created while their engine is missing;
-    // this arm is reached only if an engine vanished since.
-    Err(StepError::new(
-        "ASSEMBLY_STEP_INVALID_ROBOT",
-        format!(
-            "The robot {} is not available on this server.",
-            step.robot.name()
-        ),
-    ))
+    let force = step.params.get("force_accept") == Some(&Value::Bool(true));
+    let mut out = Vec::new();
+    for file in inputs {
+        if !force && !handles(step.robot, file.kind.as_deref()) {
+            continue;
+        }
+        let scope = crate::steps::vars::Scope {
+            assembly: &ctx.assembly,
+            fields: &ctx.fields,
+            file: Some(&file),
+            unique_prefix: "",
+        };
+        let Value::Object(params) = scope.expand_value(&Value::Object(step.params.clone())) else {
+            continue;
+        };
+        let parsed = parse(step.robot, &params)
+            .map_err(|why| StepError::new(validation_code(step.robot), why))?;
+        let input = ctx.dir.join(&file.path);
+        out.extend(
+            one(ctx, step, &file, &input, parsed)
+                .await
+                .map_err(|e| failure(step.robot, e))?,
+        );
+    }
+    Ok(out)
+}
+
+fn failure(robot: Robot, e: EngineError) -> StepError {
+    if let EngineError::Invalid(m) = &e {
+        if let Some(msg) = m.strip_prefix("DECLINED:") {
+            return StepError::new("FILE_VIRUSSCAN_DECLINED_FILE", msg);
+        }
+    }
+    let code = match (&e, robot) {
+        (EngineError::TimedOut { .. }, _) => "INTERNAL_COMMAND_TIMEOUT",
+        (e, r) if e.is_validation() => validation_code(r),
+        (_, Robot::ImageResize) => "IMAGE_RESIZE_ERROR",
+        _ => "INTERNAL_COMMAND_ERROR",
+    };
+    StepError::new(code, e.to_string())
+}
+
+/// A result record for `path` (absolute, inside the Assembly) made from `input`.
+async fn result(
+    ctx: &Ctx,
+    step: &Step,
+    input: &FileRecord,
+    id: Id,
+    path: &Path,
+    mime: &str,
+    meta: Value,
+) -> Result<FileRecord, EngineError> {
+    let size = tokio::fs::metadata(path)
+        .await
+        .map_err(|e| EngineError::Invalid(format!("output missing: {e}")))?
+        .len();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
+    let name = if ext.is_empty() {
+        input.basename.clone()
+    } else {
+        format!("{}.{ext}", input.basename)
+    };
+    let rel = path
+        .strip_prefix(&ctx.dir)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut rec = FileRecord::derived(input, &step.name, name, size, mime.to_owned(), rel, id);
+    if let Value::Object(m) = meta {
+        rec.meta = m;
+    }
+    Ok(rec)
+}
+
+async fn one(
+    ctx: &Ctx,
+    step: &Step,
+    file: &FileRecord,
+    input: &Path,
+    params: MediaParams,
+) -> Result<Vec<FileRecord>, EngineError> {
+    let e = &ctx.engines;
+    let (id, rel) = ctx.new_result();
+    let base = ctx.dir.join(&rel);
+    let mut progress = |_p: crate::engines::ffmpeg::Progress| {};
+    Ok(match params {
+        MediaParams::Resize(p) => {
+            let o = crate::engines::image::resize(
+                &e.programs,
+                input,
+                &base,
+                &p,
+                &e.limits,
+                &ctx.cancel,
+            )
+            .await?;
+            let meta = serde_json::json!({"width": o.width, "height": o.height});
+            vec![result(ctx, step, file, id, &o.path, o.format.mime(), meta).await?]
+        }
+        MediaParams::Video(p) => {
+            let o = crate::engines::video::encode_video(
+                &e.programs,
+                input,
+                &base,
+                &p,
+                &e.limits,
+                &ctx.cancel,
+                &mut progress,
+            )
+            .await?;
+            let meta = serde_json::to_value(&o.meta).unwrap_or_default();
+            vec![result(ctx, step, file, id, &o.path, o.mime, meta).await?]
+        }
+        MediaParams::Audio(p) => {
+            let o = crate::engines::audio::encode_audio(
+                &e.programs,
+                input,
+                &base,
+                &p,
+                &e.limits,
+                &ctx.cancel,
+                &mut progress,
+            )
+            .await?;
+            let meta = serde_json::to_value(&o.meta).unwrap_or_default();
+            vec![result(ctx, step, file, id, &o.path, o.mime, meta).await?]
+        }
+        MediaParams::Thumbs(p) => {
+            let thumbs = crate::engines::thumbs::thumbs(
+                &e.programs,
+                input,
+                &base,
+                &p,
+                &e.limits,
+                &ctx.cancel,
+            )
+            .await?;
+            let mut out = Vec::new();
+            for (i, t) in thumbs.iter().enumerate() {
+                // Each thumbnail is its own result with its own id.
+                let tid = if i == 0 { id.clone() } else { Id::random() };
+                let mime = if t.path.extension().is_some_and(|x| x == "png") {
+                    "image/png"
+                } else {
+                    "image/jpeg"
+                };
+                let meta = serde_json::json!({"thumb_offset": t.position});
+                out.push(result(ctx, step, file, tid, &t.path, mime, meta).await?);
+            }
+            out
+        }
+        MediaParams::Scan => {
+            let Some(clamd) = &e.clamd else {
+                return Err(EngineError::Missing { engine: "clamd" });
+            };
+            match crate::engines::clamd::scan_file(clamd, input, &ctx.cancel).await? {
+                Verdict::Clean => {
+                    let mut passed = file.clone();
+                    passed.step = step.name.clone();
+                    vec![passed]
+                }
+                Verdict::Infected(sig) => {
+                    tracing::info!(assembly = %ctx.assembly, signature = %sig, "virus scan declined a file");
+                    if step.params.get("error_on_decline") == Some(&Value::Bool(true)) {
+                        let msg = step
+                            .params
+                            .get("error_msg")
+                            .and_then(Value::as_str)
+                            .unwrap_or("One of your files was declined");
+                        return Err(EngineError::Invalid(format!("DECLINED:{msg}")));
+                    }
+                    Vec::new()
+                }
+            }
+        }
+    })
 }

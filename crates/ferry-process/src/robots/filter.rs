@@ -255,6 +255,7 @@ mod tests {
             cancel: Default::default(),
             egress: None,
             max_size: None,
+            engines: Default::default(),
         }
     }
 

@@ -3,11 +3,12 @@
 //!
 //! - [`filter`]: `/file/filter`; [`import`]: `/http/import`;
 //! - [`engine`]: the robots that run an engine (`/image/resize`, `/video/encode`, ...), through
-//!   the adapters in [`crate::engines`].
+//!   the adapters in [`crate::engines`]; [`media`]: their parameters.
 
 pub mod engine;
 pub mod filter;
 pub mod import;
+pub mod media;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -100,8 +101,7 @@ pub fn validate(robot: Robot, step: &str, params: &Map<String, Value>) -> Result
         Robot::UploadHandle => &[],
         Robot::FileFilter => return filter::validate(step, params),
         Robot::HttpImport => return import::validate(step, params),
-        // The engine robots check their own parameters when they run.
-        _ => return Ok(()),
+        _ => return engine::validate(robot, step, params),
     };
     for key in params.keys() {
         if !own.contains(&key.as_str()) && !BASE_PARAMS.contains(&key.as_str()) {
@@ -148,6 +148,8 @@ pub struct Ctx {
     pub egress: Option<Arc<ferry_companion::egress::Egress>>,
     /// Largest file a robot may write or import, in bytes.
     pub max_size: Option<u64>,
+    /// The engines and their limits.
+    pub engines: engine::Engines,
 }
 
 impl Ctx {

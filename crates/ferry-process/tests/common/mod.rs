@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferry_companion::egress::{Egress, IpPolicy, SystemResolver};
-use ferry_process::{Credentials, Engines, ProcessConfig, Service, Urls};
+use ferry_process::{Credentials, ProcessConfig, RobotEngines, Service, Urls};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
@@ -56,7 +56,7 @@ pub fn config(dir: &Path, public_only: bool) -> ProcessConfig {
             tus: String::new(),
         },
         max_size: None,
-        engines: Engines::default(),
+        engines: RobotEngines::default(),
         egress: Some(Arc::new(egress)),
         cors_origins: vec!["https://app.example".to_owned()],
         notify: ferry_process::notify::Retry {
