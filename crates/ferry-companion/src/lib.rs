@@ -68,6 +68,7 @@ pub fn routes(state: AppState) -> Router {
         .merge(url_get::router())
         .merge(socket::router())
         .merge(providers::routes::router())
+        .merge(providers::search::router())
         .merge(oauth::routes::router());
     // Without a provider no login can end, so nobody gets to hold a socket waiting for one.
     let app = if state.config().providers.any_enabled() {

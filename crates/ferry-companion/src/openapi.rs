@@ -173,6 +173,8 @@ pub struct RefreshedToken {
         crate::providers::routes::logout,
         crate::providers::routes::refresh_token,
         crate::providers::routes::thumbnail,
+        crate::providers::search::list,
+        crate::providers::search::get_file,
         crate::oauth::routes::connect,
         crate::oauth::routes::oauth_redirect,
         crate::oauth::routes::oauth_callback,
@@ -183,6 +185,8 @@ pub struct RefreshedToken {
         ErrorMessage, UrlMeta, TransferToken, UploadBody, S3Params, S3CreateBody, S3Created,
         PartJson, S3SignedPart, S3SignedBatch, S3CompleteBody, S3CompletePart, S3Completed,
         Providers, ProviderInfo, ListPage, Item, LoggedOut, RefreshedToken,
+        crate::providers::search::SearchPage, crate::providers::search::SearchItem,
+        crate::providers::search::Author,
     )),
     tags(
         (name = "companion", description = "Link imports and remote transfers (Uppy Companion's wire)."),

@@ -28,6 +28,8 @@ pub const MAPPING: &[(&str, &str)] = &[
     ("COMPANION_INSTAGRAM_SECRET", "FERRY_INSTAGRAM_SECRET"),
     ("COMPANION_BOX_KEY", "FERRY_BOX_KEY"),
     ("COMPANION_BOX_SECRET", "FERRY_BOX_SECRET"),
+    ("COMPANION_UNSPLASH_KEY", "FERRY_UNSPLASH_KEY"),
+    ("COMPANION_UNSPLASH_SECRET", "FERRY_UNSPLASH_SECRET"),
 ];
 
 /// One variable to set: `(ferry name, value, companion name)`.
@@ -101,6 +103,8 @@ fn flag_of(var: &str) -> Option<(&'static str, bool)> {
         "FERRY_INSTAGRAM_SECRET" => ("--instagram-secret", false),
         "FERRY_BOX_KEY" => ("--box-key", false),
         "FERRY_BOX_SECRET" => ("--box-secret", false),
+        "FERRY_UNSPLASH_KEY" => ("--unsplash-key", false),
+        "FERRY_UNSPLASH_SECRET" => ("--unsplash-secret", false),
         _ => return None,
     })
 }

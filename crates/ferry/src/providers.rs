@@ -6,7 +6,7 @@ use clap::Args;
 use ferry_companion::providers::ProvidersConfig;
 use ferry_companion::providers::config::{Endpoints, OAuthApp};
 
-/// Options of the cloud providers (Google Drive, Instagram, Box).
+/// Options of the cloud providers (Google Drive, Instagram, Box, Unsplash).
 #[derive(Clone, Default, Args)]
 pub struct ProviderArgs {
     /// Google OAuth client id: with --google-secret (and --secret) enables Google Drive
@@ -103,6 +103,23 @@ pub struct ProviderArgs {
     /// Box API base (`/2.0/...` is appended).
     #[arg(long, env = "FERRY_BOX_API_URL", default_value = "https://api.box.com")]
     pub box_api_url: String,
+    /// Unsplash Access Key: enables the Unsplash search provider (`unsplash`); no sign-in, the
+    /// server sends it with every call. Register an app at https://unsplash.com/oauth/applications.
+    #[arg(long, env = "FERRY_UNSPLASH_KEY", hide_env_values = true)]
+    pub unsplash_key: Option<String>,
+
+    /// Unsplash Secret key: accepted for Companion parity, unused (search needs only the
+    /// Access Key; never logged).
+    #[arg(long, env = "FERRY_UNSPLASH_SECRET", hide_env_values = true)]
+    pub unsplash_secret: Option<String>,
+
+    /// Unsplash API base (`/search/photos`, `/photos/{id}` are appended).
+    #[arg(
+        long,
+        env = "FERRY_UNSPLASH_API_URL",
+        default_value = "https://api.unsplash.com"
+    )]
+    pub unsplash_api_url: String,
 }
 
 impl std::fmt::Debug for ProviderArgs {
@@ -125,6 +142,11 @@ impl std::fmt::Debug for ProviderArgs {
             )
             .field("google_api_url", &self.google_api_url)
             .field("instagram_graph_url", &self.instagram_graph_url)
+            .field(
+                "unsplash_key",
+                &self.unsplash_key.as_ref().map(|_| "<redacted>"),
+            )
+            .field("unsplash_api_url", &self.unsplash_api_url)
             .finish_non_exhaustive()
     }
 }
@@ -193,6 +215,23 @@ impl ProviderArgs {
                 config.enable(id, app, endpoints);
             }
         }
+        // Unsplash's search needs only the Access Key (the secret is for user OAuth).
+        if let Some(key) = self
+            .unsplash_key
+            .as_deref()
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+        {
+            let app = OAuthApp {
+                key: key.into(),
+                secret: self.unsplash_secret.clone().unwrap_or_default(),
+            };
+            config.enable(
+                "unsplash",
+                app,
+                Endpoints::new("", "", &self.unsplash_api_url),
+            );
+        }
         Ok(config)
     }
 }
@@ -218,6 +257,7 @@ mod tests {
         let drive = config.setup("drive").expect("drive enabled");
         assert_eq!(drive.app.key, "k");
         assert!(config.setup("instagram").is_none());
+        assert!(config.setup("unsplash").is_none());
         assert_eq!(config.public_url.as_deref(), Some("https://f.example"));
         assert_eq!(drive.endpoints.api_url, "https://www.googleapis.com");
         let boxed = Cli::parse_from(["x", "--box-key", "bk", "--box-secret", "bs"]);
@@ -240,6 +280,15 @@ mod tests {
             half.providers.to_config(None).err().as_deref(),
             Some("--instagram-key and --instagram-secret must be set together")
         );
+    }
+
+    #[test]
+    fn unsplash_is_enabled_by_its_access_key_alone() {
+        let cli = Cli::parse_from(["x", "--unsplash-key", "access"]);
+        let config = cli.providers.to_config(None).expect("valid");
+        let unsplash = config.setup("unsplash").expect("unsplash enabled");
+        assert_eq!(unsplash.app.key, "access");
+        assert_eq!(unsplash.endpoints.api_url, "https://api.unsplash.com");
     }
 
     #[test]

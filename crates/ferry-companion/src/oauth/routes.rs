@@ -31,6 +31,16 @@ pub(super) fn provider(state: &AppState, p: &str) -> Result<Arc<dyn Provider>, C
         .providers()
         .get(p)
         .ok_or_else(|| CompanionError::NotFound("Unknown provider".into()))
+        .and_then(|provider| {
+            if provider.needs_sign_in() {
+                Ok(provider)
+            } else {
+                Err(CompanionError::BadRequest(format!(
+                    "{} needs no sign-in",
+                    provider.info().name
+                )))
+            }
+        })
 }
 
 fn cookie_name(p: &str) -> String {

@@ -15,8 +15,9 @@
 //! - [`api`]: the shared API client: bearer requests, backoff on rate limits, error mapping,
 //!   downloads and thumbnails streamed back.
 //! - [`oauth2`]: the OAuth2 authorization-code and refresh-token forms.
-//! - [`drive`], [`instagram`], [`r#box`]: the providers.
+//! - [`drive`], [`instagram`], [`r#box`], [`unsplash`]: the providers.
 //! - [`rotation`]: one refresh at a time per session, and the newest tokens of a rotated one.
+//! - [`search`]: search providers' routes and answers (`/search/{p}/list`, `/search/{p}/get`).
 //! - [`session`]: the provider session sealed in the Uppy auth token.
 //! - [`source`]: a provider download as a transfer [`crate::transfer::Source`].
 //! - [`routes`]: `/{p}/list`, `/{p}/get`, `/{p}/logout`, `/{p}/refresh-token`,
@@ -30,8 +31,10 @@ pub mod instagram;
 pub mod oauth2;
 pub mod rotation;
 pub mod routes;
+pub mod search;
 pub mod session;
 pub mod source;
+pub mod unsplash;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -211,6 +214,23 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// Its id, name, root folder, OAuth settings and token lifetime.
     fn info(&self) -> &ProviderInfo;
 
+    /// Whether people sign in to it. A search provider (Unsplash) answers `false`: the server
+    /// holds its key, the OAuth routes refuse it and `/search/{p}/...` serves it.
+    fn needs_sign_in(&self) -> bool {
+        true
+    }
+
+    /// Page `page` (from 1) of the results for `query`, for search providers.
+    async fn search(
+        &self,
+        _query: &str,
+        _page: u32,
+    ) -> Result<search::SearchResults, ProviderError> {
+        Err(ProviderError::BadRequest(
+            "This provider has no search".into(),
+        ))
+    }
+
     /// Swaps an authorization code for a session (and fills in the username).
     async fn exchange_code(
         &self,
@@ -272,6 +292,7 @@ const REGISTRY: &[(&str, Build)] = &[
         Arc::new(instagram::Instagram::new(s, d))
     }),
     ("box", |s, d| Arc::new(r#box::BoxCloud::new(s, d))),
+    ("unsplash", |s, d| Arc::new(unsplash::Unsplash::new(s, d))),
 ];
 
 /// The enabled providers, by id.
@@ -357,7 +378,7 @@ mod tests {
         };
         assert!(
             err.to_string()
-                .contains("unknown provider \"dropbx\" (known: drive, instagram, box)"),
+                .contains("unknown provider \"dropbx\" (known: drive, instagram, box, unsplash)"),
             "{err}"
         );
     }

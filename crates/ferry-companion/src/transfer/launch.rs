@@ -77,7 +77,12 @@ fn rebuild(
                 .providers()
                 .get(name)
                 .ok_or_else(|| CompanionError::NotFound("Unknown provider".into()))?;
-            let session = sealed::verify(state, name, Some(token))?;
+            // A search provider's import carries no token: the server's key opens it.
+            let session = if provider.needs_sign_in() {
+                sealed::verify(state, name, Some(token))?
+            } else {
+                crate::providers::Session::default()
+            };
             Box::new(ProviderSource::resumed(provider, session, id))
         }
     };

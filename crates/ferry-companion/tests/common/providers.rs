@@ -16,6 +16,7 @@ use ferry_testkit::TestServer;
 use ferry_testkit::fake::r#box::FakeBox;
 use ferry_testkit::fake::google::FakeGoogle;
 use ferry_testkit::fake::instagram::FakeInstagram;
+use ferry_testkit::fake::unsplash::FakeUnsplash;
 use futures_util::StreamExt;
 use reqwest::header::{COOKIE, LOCATION, ORIGIN, SET_COOKIE};
 use serde_json::{Value, json};
@@ -32,6 +33,7 @@ pub struct Env {
     pub google: FakeGoogle,
     pub ig: FakeInstagram,
     pub boxed: FakeBox,
+    pub unsplash: FakeUnsplash,
     pub tus: TusDest,
     pub form: FormDest,
     pub companion: TestServer,
@@ -73,6 +75,7 @@ pub async fn start_with(opts: Opts) -> Env {
     let google = FakeGoogle::start("google-client", "google-secret").await;
     let ig = FakeInstagram::start("ig-client", "ig-secret").await;
     let boxed = FakeBox::start("box-client", "box-secret").await;
+    let unsplash = FakeUnsplash::start("unsplash-access-key").await;
     let tus = TusDest::start().await;
     let form = FormDest::start().await;
     let hub = Arc::new(LocalHandoff::default());
@@ -110,6 +113,14 @@ pub async fn start_with(opts: Opts) -> Env {
                 secret: "box-secret".into(),
             },
             Endpoints::new(&boxed.auth_url(), &boxed.token_url(), &boxed.api_url()),
+        )
+        .enable(
+            "unsplash",
+            OAuthApp {
+                key: "unsplash-access-key".into(),
+                secret: String::new(),
+            },
+            Endpoints::new("", "", &unsplash.api_url()),
         );
     // The companion knows its own address: provider links are built only for its own host.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -149,6 +160,7 @@ pub async fn start_with(opts: Opts) -> Env {
         google,
         ig,
         boxed,
+        unsplash,
         tus,
         form,
         companion,

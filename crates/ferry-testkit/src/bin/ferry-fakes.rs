@@ -2,7 +2,8 @@
 //! Box (with its consent page) on loopback with a small fixture (a folder of files, a Google Doc,
 //! a shared drive; photos, a video and an album; a Box folder of files), prints one JSON line on stdout (endpoints, app credentials, every
 //! fixture file's id, name and sha256 of the bytes an import must store), and stops when stdin
-//! closes. The e2e specs start the fakes through this binary, so the fixture exists once.
+//! closes. Unsplash (a search provider: any query finds its photos) is printed under `unsplash`.
+//! The e2e specs start the fakes through this binary, so the fixture exists once.
 //!
 //! `bench/providers/` adds a larger Drive fixture with flags (all optional, off by default):
 //! `--folder-items N` (a folder "Bench big" of N tiny files, for listing),
@@ -14,6 +15,7 @@ use bytes::Bytes;
 use ferry_testkit::fake::r#box::FakeBox;
 use ferry_testkit::fake::google::FakeGoogle;
 use ferry_testkit::fake::instagram::FakeInstagram;
+use ferry_testkit::fake::unsplash::FakeUnsplash;
 use ferry_testkit::{random_bytes, sha256_hex};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
@@ -129,6 +131,7 @@ async fn main() {
     let google = FakeGoogle::start("google-client", "google-secret").await;
     let ig = FakeInstagram::start("ig-client", "ig-secret").await;
     let boxed = FakeBox::start("box-client", "box-secret").await;
+    let unsplash = FakeUnsplash::start("unsplash-access-key").await;
     google
         .state
         .consent_page
@@ -193,6 +196,16 @@ async fn main() {
     media.push(entry(&ids[1], "album image 2", &b));
 
     let box_files = add_box(&boxed.state);
+    let photos: Vec<Value> = [("Misty forest at dawn", 90_000), ("Red fox", 40_000)]
+        .into_iter()
+        .map(|(description, len)| {
+            let bytes = random_bytes(len);
+            let id = unsplash
+                .state
+                .add(Some(description), "Ada Lovelace", bytes.clone());
+            json!({"id": id, "name": format!("{description}.jpg"), "sha256": sha256_hex(&bytes)})
+        })
+        .collect();
 
     let out = json!({
         "google": {
@@ -208,6 +221,9 @@ async fn main() {
             "authUrl": boxed.auth_url(), "tokenUrl": boxed.token_url(), "apiUrl": boxed.api_url(),
             "key": "box-client", "secret": "box-secret", "login": boxed.state.login,
             "files": box_files,
+        },
+        "unsplash": {
+            "apiUrl": unsplash.api_url(), "key": "unsplash-access-key", "photos": photos,
         },
     });
     println!("{out}");

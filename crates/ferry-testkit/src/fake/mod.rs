@@ -1,6 +1,6 @@
 //! In-process fakes of Google (OAuth + Drive v3), Instagram (Instagram Login + Graph), Box
 //! (OAuth 2.0 with rotating refresh tokens + API 2.0) and Microsoft (identity platform v2.0 +
-//! Graph v1.0 for OneDrive and SharePoint), speaking
+//! Graph v1.0 for OneDrive and SharePoint) and Unsplash (search API), speaking
 //! the documented wire shapes on `127.0.0.1:0`, with fault switches (expired access tokens,
 //! revoked refresh tokens, 429 and 403 rate limits, 500s, slow and cut download bodies), so the
 //! production provider code is what the tests run.
@@ -9,12 +9,13 @@
 //!
 //! [`Faults`] and the download body helper here; [`google`]: [`google::FakeGoogle`];
 //! [`instagram`]: [`instagram::FakeInstagram`]; [`r#box`]: [`r#box::FakeBox`];
-//! [`onedrive`]: [`onedrive::FakeOneDrive`].
+//! [`onedrive`]: [`onedrive::FakeOneDrive`]; [`unsplash`]: [`unsplash::FakeUnsplash`].
 
 pub mod r#box;
 pub mod google;
 pub mod instagram;
 pub mod onedrive;
+pub mod unsplash;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
