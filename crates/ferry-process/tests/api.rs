@@ -331,3 +331,37 @@ async fn every_signature_form_is_accepted() {
         (401, "INVALID_SIGNATURE".to_owned())
     );
 }
+
+#[tokio::test]
+async fn browsers_from_configured_origins_may_send_the_transloadit_headers() {
+    let dir = tempfile::tempdir().expect("dir");
+    let s = start(config(dir.path(), true)).await;
+    let preflight = |origin: &'static str| {
+        reqwest::Client::new()
+            .request(reqwest::Method::OPTIONS, format!("{}/assemblies", s.base))
+            .header("Origin", origin)
+            .header("Access-Control-Request-Method", "POST")
+            .header(
+                "Access-Control-Request-Headers",
+                "transloadit-client,x-request-id",
+            )
+            .send()
+    };
+    let res = preflight("https://app.example").await.expect("options");
+    assert_eq!(res.status(), 200);
+    let h = |n: &str| {
+        res.headers()
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(h("access-control-allow-origin"), "https://app.example");
+    let allowed = h("access-control-allow-headers");
+    assert!(
+        allowed.contains("transloadit-client") && allowed.contains("x-request-id"),
+        "{allowed}"
+    );
+    let other = preflight("https://evil.example").await.expect("options");
+    assert!(other.headers().get("access-control-allow-origin").is_none());
+}

@@ -10,10 +10,12 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-/// Headers a page may send.
+/// Headers a page may send (`x-request-id`: tus-js-client's `addRequestId`, which Uppy's
+/// Transloadit plugin turns on).
 const ALLOW_HEADERS: &str = "content-type, tus-resumable, upload-length, upload-offset, \
     upload-metadata, upload-defer-length, upload-concat, upload-checksum, \
-    x-http-method-override, x-requested-with, upload-complete, upload-draft-interop-version";
+    x-http-method-override, x-requested-with, upload-complete, upload-draft-interop-version, \
+    x-request-id";
 
 /// Answer headers a page may read.
 const EXPOSE_HEADERS: &str = "location, upload-offset, upload-length, upload-metadata, \

@@ -56,6 +56,30 @@ async fn options_table() {
                 ("tus-version", None),
             ],
         },
+        Case {
+            name: "CORS preflight allows the X-Request-ID Uppy's Transloadit plugin sends",
+            method: "OPTIONS",
+            path: "/files/",
+            headers: &[
+                ("Origin", "https://app.example"),
+                ("Access-Control-Request-Method", "POST"),
+                (
+                    "Access-Control-Request-Headers",
+                    "x-request-id,upload-metadata",
+                ),
+            ],
+            body: b"",
+            status: 204,
+            expect: &[(
+                "access-control-allow-headers",
+                Some(
+                    "content-type, tus-resumable, upload-length, upload-offset, \
+                     upload-metadata, upload-defer-length, upload-concat, upload-checksum, \
+                     x-http-method-override, x-requested-with, upload-complete, \
+                     upload-draft-interop-version, x-request-id",
+                ),
+            )],
+        },
     ];
     run_table(&ep, Some(10), b"", &cases).await;
 }
