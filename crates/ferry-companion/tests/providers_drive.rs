@@ -919,6 +919,7 @@ async fn enabled_providers_are_listed_for_the_widget() {
             {"id": "box", "name": "Box", "rootFolder": "0", "supportsRefreshToken": true},
             {"id": "drive", "name": "Google Drive", "rootFolder": "root", "supportsRefreshToken": true},
             {"id": "instagram", "name": "Instagram", "rootFolder": "recent", "supportsRefreshToken": true},
+            {"id": "unsplash", "name": "Unsplash", "rootFolder": "", "supportsRefreshToken": false},
         ]})
     );
 }

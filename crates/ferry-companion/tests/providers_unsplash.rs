@@ -98,6 +98,38 @@ async fn an_import_is_byte_exact_and_tracked_exactly_once() {
 }
 
 #[tokio::test]
+async fn a_broken_download_resumes_with_range_and_is_still_tracked_once() {
+    let env = start().await;
+    let data = random_bytes(400_000);
+    let id = env.unsplash.state.add(None, "Grace Hopper", data.clone());
+    env.unsplash
+        .state
+        .faults
+        .cut_after
+        .store(150_000, Ordering::SeqCst);
+    let (status, answer) = post(
+        &env,
+        &format!("/search/unsplash/get/{id}"),
+        None,
+        tus_body(&env, "cut.jpg", data.len()),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    let url = transfer(&env, answer["token"].as_str().expect("token")).await;
+    assert_eq!(sha256_hex(&common::download(&url).await), sha256_hex(&data));
+    assert_eq!(
+        env.unsplash.state.tracked(&id),
+        1,
+        "a resume is the same import"
+    );
+    assert_eq!(
+        env.unsplash.state.ranged.load(Ordering::SeqCst),
+        1,
+        "the rest was asked with Range"
+    );
+}
+
+#[tokio::test]
 async fn empty_and_oversized_queries_and_bad_cursors_are_refused_before_any_call() {
     let env = start().await;
     photos(&env, 1);

@@ -37,6 +37,8 @@ pub struct Unsplash {
     pub faults: Faults,
     /// API calls made (search, photo, tracking).
     pub api_calls: AtomicU64,
+    /// Image requests that carried `Range`.
+    pub ranged: AtomicU64,
     /// The last `query` searched for.
     pub last_query: Mutex<Option<String>>,
     photos: Mutex<Vec<Photo>>,
@@ -175,6 +177,9 @@ async fn track(State(u): U, headers: HeaderMap, Path(id): Path<String>) -> Respo
 
 async fn image(State(u): U, headers: HeaderMap, Path(file): Path<String>) -> Response {
     let id = file.strip_suffix(".jpg").unwrap_or(&file);
+    if headers.contains_key(header::RANGE) {
+        u.ranged.fetch_add(1, Ordering::SeqCst);
+    }
     match u.find(id) {
         Some(p) => download(p.content, "image/jpeg", &headers, &u.faults),
         None => StatusCode::NOT_FOUND.into_response(),
@@ -195,6 +200,7 @@ impl FakeUnsplash {
             key: key.into(),
             faults: Faults::default(),
             api_calls: AtomicU64::new(0),
+            ranged: AtomicU64::new(0),
             last_query: Mutex::default(),
             photos: Mutex::default(),
             tracked: Mutex::default(),
