@@ -5,7 +5,7 @@
 //! SIGTERM hands a transfer over at once (long before the takeover window); a cancel sent while
 //! the owner is dead is honoured by the instance that claims it. The destination is a separate
 //! `ferry` (its tus endpoint on disk), the origin a slow loopback server; bytes compared by
-//! sha256.
+//! sha256. An Unsplash import (no sign-in token) is taken over the same way.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -278,6 +278,56 @@ async fn a_transfer_survives_the_kill_of_its_instance() {
     assert_eq!(fleet.record(&token, "state"), "succeeded");
     assert_eq!(fleet.record(&token, "attempts"), "2");
     eprintln!("kill -9 at {at} bytes; finished {took:?} later; origin served {served}");
+}
+
+#[tokio::test]
+async fn an_unsplash_import_survives_the_kill_of_its_instance_and_is_tracked_once() {
+    use ferry_testkit::fake::unsplash::FakeUnsplash;
+    use std::sync::atomic::Ordering;
+
+    let mut fleet = fleet().await;
+    let unsplash = FakeUnsplash::start("fleet-key").await;
+    let id = unsplash
+        .state
+        .add(Some("Fleet"), "Ada Lovelace", fleet.data.clone());
+    // The fleet origin's pace (64 KiB per 12 ms): the import lasts ~5 s.
+    unsplash.state.faults.slow_ms.store(12, Ordering::SeqCst);
+    fleet.extra = ["--secret", "fleet-secret", "--unsplash-key", "fleet-key"]
+        .map(str::to_owned)
+        .to_vec();
+    fleet
+        .extra
+        .extend(["--unsplash-api-url".into(), unsplash.api_url()]);
+    let a = fleet.instance(2).await;
+    let b = fleet.instance(2).await;
+    let res = reqwest::Client::new()
+        .post(format!("{}/search/unsplash/get/{id}", a.base))
+        .json(
+            &json!({"protocol": "tus", "endpoint": format!("{}/files/", fleet.dest.base),
+            "size": SIZE, "metadata": {"name": "fleet.jpg"}}),
+        )
+        .send()
+        .await
+        .expect("search get");
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.expect("json");
+    let token = body["token"].as_str().expect("token").to_owned();
+    let mut ws = socket(&b, &token).await;
+    until_progress(&mut ws, 40.0).await;
+    a.kill9();
+    let url = until_success(&mut ws, Duration::from_secs(60)).await;
+    fleet.assert_stored(&url).await;
+    assert_eq!(fleet.record(&token, "attempts"), "2");
+    assert_eq!(
+        unsplash.state.tracked(&id),
+        1,
+        "the taken-over import is not tracked again"
+    );
+    assert_eq!(
+        unsplash.state.ranged.load(Ordering::SeqCst),
+        1,
+        "B resumed with Range"
+    );
 }
 
 #[tokio::test]
