@@ -157,7 +157,7 @@ fn providers(
     }
     if config.secret.as_ref().is_none_or(|s| s.expose().is_empty()) {
         return Err(CompanionError::Config(
-            "a cloud provider is enabled (--google-key/--instagram-key) but --secret (FERRY_SECRET) is not set: it seals provider tokens and login state".into(),
+            "a cloud provider is enabled (--google-key, --instagram-key, --dropbox-key) but --secret (FERRY_SECRET) is not set: it seals provider tokens and login state".into(),
         ));
     }
     let api = Egress::new(resolver, policy, false, idle)?;

@@ -391,7 +391,7 @@ async fn tokens_missing_forged_expired_or_for_another_provider_are_401() {
 async fn unknown_providers_and_path_tricks_are_refused() {
     let env = start().await;
     let login = login(&env, "drive", APP, None).await;
-    for path in ["/dropbox/list/root", "/dropbox/connect", "/DRIVE/list/root"] {
+    for path in ["/nosuch/list/root", "/nosuch/connect", "/DRIVE/list/root"] {
         let (status, body) = get(&env, path, Some(&login.token)).await;
         assert_eq!(
             (status, body),
@@ -918,6 +918,7 @@ async fn enabled_providers_are_listed_for_the_widget() {
         json!({"providers": [
             {"id": "box", "name": "Box", "rootFolder": "0", "supportsRefreshToken": true},
             {"id": "drive", "name": "Google Drive", "rootFolder": "root", "supportsRefreshToken": true},
+            {"id": "dropbox", "name": "Dropbox", "rootFolder": "", "supportsRefreshToken": true},
             {"id": "instagram", "name": "Instagram", "rootFolder": "recent", "supportsRefreshToken": true},
             {"id": "unsplash", "name": "Unsplash", "rootFolder": "", "supportsRefreshToken": false},
         ]})

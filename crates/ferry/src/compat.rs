@@ -30,6 +30,8 @@ pub const MAPPING: &[(&str, &str)] = &[
     ("COMPANION_BOX_SECRET", "FERRY_BOX_SECRET"),
     ("COMPANION_UNSPLASH_KEY", "FERRY_UNSPLASH_KEY"),
     ("COMPANION_UNSPLASH_SECRET", "FERRY_UNSPLASH_SECRET"),
+    ("COMPANION_DROPBOX_KEY", "FERRY_DROPBOX_KEY"),
+    ("COMPANION_DROPBOX_SECRET", "FERRY_DROPBOX_SECRET"),
 ];
 
 /// One variable to set: `(ferry name, value, companion name)`.
@@ -105,6 +107,8 @@ fn flag_of(var: &str) -> Option<(&'static str, bool)> {
         "FERRY_BOX_SECRET" => ("--box-secret", false),
         "FERRY_UNSPLASH_KEY" => ("--unsplash-key", false),
         "FERRY_UNSPLASH_SECRET" => ("--unsplash-secret", false),
+        "FERRY_DROPBOX_KEY" => ("--dropbox-key", false),
+        "FERRY_DROPBOX_SECRET" => ("--dropbox-secret", false),
         _ => return None,
     })
 }

@@ -6,7 +6,7 @@ use clap::Args;
 use ferry_companion::providers::ProvidersConfig;
 use ferry_companion::providers::config::{Endpoints, OAuthApp};
 
-/// Options of the cloud providers (Google Drive, Instagram, Box, Unsplash).
+/// Options of the cloud providers (Google Drive, Instagram, Box, Unsplash, Dropbox).
 #[derive(Clone, Default, Args)]
 pub struct ProviderArgs {
     /// Google OAuth client id: with --google-secret (and --secret) enables Google Drive
@@ -120,6 +120,47 @@ pub struct ProviderArgs {
         default_value = "https://api.unsplash.com"
     )]
     pub unsplash_api_url: String,
+    /// Dropbox app key: with --dropbox-secret (and --secret) enables Dropbox (`dropbox`).
+    /// Redirect URI: `{public URL}/dropbox/redirect`; scopes `files.metadata.read
+    /// files.content.read account_info.read`.
+    #[arg(long, env = "FERRY_DROPBOX_KEY")]
+    pub dropbox_key: Option<String>,
+
+    /// Dropbox app secret (never logged).
+    #[arg(long, env = "FERRY_DROPBOX_SECRET", hide_env_values = true)]
+    pub dropbox_secret: Option<String>,
+
+    /// Dropbox's OAuth authorize endpoint.
+    #[arg(
+        long,
+        env = "FERRY_DROPBOX_AUTH_URL",
+        default_value = "https://www.dropbox.com/oauth2/authorize"
+    )]
+    pub dropbox_auth_url: String,
+
+    /// Dropbox's OAuth token endpoint (code exchange and refresh).
+    #[arg(
+        long,
+        env = "FERRY_DROPBOX_TOKEN_URL",
+        default_value = "https://api.dropboxapi.com/oauth2/token"
+    )]
+    pub dropbox_token_url: String,
+
+    /// Dropbox API base for RPC calls (`/2/files/list_folder`, ...).
+    #[arg(
+        long,
+        env = "FERRY_DROPBOX_API_URL",
+        default_value = "https://api.dropboxapi.com"
+    )]
+    pub dropbox_api_url: String,
+
+    /// Dropbox content host (downloads and thumbnails, `/2/files/download`, ...).
+    #[arg(
+        long,
+        env = "FERRY_DROPBOX_CONTENT_URL",
+        default_value = "https://content.dropboxapi.com"
+    )]
+    pub dropbox_content_url: String,
 }
 
 impl std::fmt::Debug for ProviderArgs {
@@ -147,6 +188,12 @@ impl std::fmt::Debug for ProviderArgs {
                 &self.unsplash_key.as_ref().map(|_| "<redacted>"),
             )
             .field("unsplash_api_url", &self.unsplash_api_url)
+            .field("dropbox_key", &self.dropbox_key)
+            .field(
+                "dropbox_secret",
+                &self.dropbox_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("dropbox_api_url", &self.dropbox_api_url)
             .finish_non_exhaustive()
     }
 }
@@ -208,6 +255,18 @@ impl ProviderArgs {
                 &self.box_key,
                 &self.box_secret,
                 Endpoints::new(&self.box_auth_url, &self.box_token_url, &self.box_api_url),
+            ),
+            (
+                "dropbox",
+                "dropbox",
+                &self.dropbox_key,
+                &self.dropbox_secret,
+                Endpoints::new(
+                    &self.dropbox_auth_url,
+                    &self.dropbox_token_url,
+                    &self.dropbox_api_url,
+                )
+                .with_content(&self.dropbox_content_url),
             ),
         ];
         for (id, flag, key, secret, endpoints) in rows {
@@ -273,6 +332,16 @@ mod tests {
                 "bk",
                 "https://api.box.com/oauth2/token",
                 "https://api.box.com"
+            )
+        );
+        let dropbox = Cli::parse_from(["x", "--dropbox-key", "k", "--dropbox-secret", "s"]);
+        let config = dropbox.providers.to_config(None).expect("valid");
+        let endpoints = &config.setup("dropbox").expect("dropbox enabled").endpoints;
+        assert_eq!(
+            (endpoints.api_url.as_str(), endpoints.content_url.as_str()),
+            (
+                "https://api.dropboxapi.com",
+                "https://content.dropboxapi.com"
             )
         );
         let half = Cli::parse_from(["x", "--instagram-key", "k"]);

@@ -1,4 +1,4 @@
-//! Cloud providers (Google Drive, Instagram, Box) behind one [`Provider`] trait, served on
+//! Cloud providers (Google Drive, Instagram, Box, Dropbox) behind one [`Provider`] trait, served on
 //! Companion's paths so released Uppy provider plugins work unchanged.
 //!
 //! A provider knows its OAuth endpoints and scopes, how to swap a code for a session, refresh
@@ -15,7 +15,7 @@
 //! - [`api`]: the shared API client: bearer requests, backoff on rate limits, error mapping,
 //!   downloads and thumbnails streamed back.
 //! - [`oauth2`]: the OAuth2 authorization-code and refresh-token forms.
-//! - [`drive`], [`instagram`], [`r#box`], [`unsplash`]: the providers.
+//! - [`drive`], [`instagram`], [`r#box`], [`unsplash`], [`dropbox`]: the providers.
 //! - [`rotation`]: one refresh at a time per session, and the newest tokens of a rotated one.
 //! - [`search`]: search providers' routes and answers (`/search/{p}/list`, `/search/{p}/get`).
 //! - [`session`]: the provider session sealed in the Uppy auth token.
@@ -27,6 +27,7 @@ pub mod api;
 pub mod r#box;
 pub mod config;
 pub mod drive;
+pub mod dropbox;
 pub mod instagram;
 pub mod oauth2;
 pub mod rotation;
@@ -160,6 +161,13 @@ impl std::fmt::Debug for Download {
     }
 }
 
+/// What an id keeps unescaped in a thumbnail link: RFC 3986's unreserved characters.
+const ID_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
 /// Per-request context of a list: how to build this server's thumbnail links.
 pub struct ListCtx {
     /// `{public base}/{p}/thumbnail/`.
@@ -181,6 +189,8 @@ impl ListCtx {
     /// This server's thumbnail URL for `id`.
     pub fn thumbnail(&self, id: &str) -> String {
         let t = (self.grant)(id);
+        // Ids that are paths (Dropbox's) stay one segment; plain ids are unchanged.
+        let id = percent_encoding::utf8_percent_encode(id, ID_SEGMENT);
         format!("{}{id}?t={t}", self.thumbnail_base)
     }
 }
@@ -293,6 +303,7 @@ const REGISTRY: &[(&str, Build)] = &[
     }),
     ("box", |s, d| Arc::new(r#box::BoxCloud::new(s, d))),
     ("unsplash", |s, d| Arc::new(unsplash::Unsplash::new(s, d))),
+    ("dropbox", |s, d| Arc::new(dropbox::Dropbox::new(s, d))),
 ];
 
 /// The enabled providers, by id.
@@ -377,8 +388,9 @@ mod tests {
             panic!("an unknown provider id must be refused");
         };
         assert!(
-            err.to_string()
-                .contains("unknown provider \"dropbx\" (known: drive, instagram, box, unsplash)"),
+            err.to_string().contains(
+                "unknown provider \"dropbx\" (known: drive, instagram, box, unsplash, dropbox)"
+            ),
             "{err}"
         );
     }

@@ -1,4 +1,4 @@
-//! Shared setup of the provider contract tests: the companion with Drive, Instagram and Box
+//! Shared setup of the provider contract tests: the companion with Drive, Instagram, Box and Dropbox
 //! enabled against the testkit's fakes (loopback exempted from the egress ban
 //! through `exempt_ips`, as the configuration allows), real tus and form destinations, a
 //! cookie-carrying walk through the OAuth login, and the auth-callback socket.
@@ -14,6 +14,7 @@ use ferry_companion::providers::config::{Endpoints, OAuthApp};
 use ferry_companion::{AppState, CompanionConfig};
 use ferry_testkit::TestServer;
 use ferry_testkit::fake::r#box::FakeBox;
+use ferry_testkit::fake::dropbox::FakeDropbox;
 use ferry_testkit::fake::google::FakeGoogle;
 use ferry_testkit::fake::instagram::FakeInstagram;
 use ferry_testkit::fake::unsplash::FakeUnsplash;
@@ -34,6 +35,7 @@ pub struct Env {
     pub ig: FakeInstagram,
     pub boxed: FakeBox,
     pub unsplash: FakeUnsplash,
+    pub dropbox: FakeDropbox,
     pub tus: TusDest,
     pub form: FormDest,
     pub companion: TestServer,
@@ -76,6 +78,7 @@ pub async fn start_with(opts: Opts) -> Env {
     let ig = FakeInstagram::start("ig-client", "ig-secret").await;
     let boxed = FakeBox::start("box-client", "box-secret").await;
     let unsplash = FakeUnsplash::start("unsplash-access-key").await;
+    let dropbox = FakeDropbox::start("dropbox-client", "dropbox-secret").await;
     let tus = TusDest::start().await;
     let form = FormDest::start().await;
     let hub = Arc::new(LocalHandoff::default());
@@ -121,6 +124,19 @@ pub async fn start_with(opts: Opts) -> Env {
                 secret: String::new(),
             },
             Endpoints::new("", "", &unsplash.api_url()),
+        )
+        .enable(
+            "dropbox",
+            OAuthApp {
+                key: "dropbox-client".into(),
+                secret: "dropbox-secret".into(),
+            },
+            Endpoints::new(
+                &dropbox.auth_url(),
+                &dropbox.token_url(),
+                &dropbox.api_url(),
+            )
+            .with_content(&dropbox.content_url()),
         );
     // The companion knows its own address: provider links are built only for its own host.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -161,6 +177,7 @@ pub async fn start_with(opts: Opts) -> Env {
         ig,
         boxed,
         unsplash,
+        dropbox,
         tus,
         form,
         companion,

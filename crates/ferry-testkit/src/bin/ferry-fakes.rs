@@ -1,6 +1,7 @@
-//! `ferry-fakes`: starts the fake Google (with its consent page), the fake Instagram and the fake
-//! Box (with its consent page) on loopback with a small fixture (a folder of files, a Google Doc,
-//! a shared drive; photos, a video and an album; a Box folder of files), prints one JSON line on stdout (endpoints, app credentials, every
+//! `ferry-fakes`: starts the fake Google (with its consent page), the fake Instagram, the fake
+//! Box (with its consent page) and the fake Dropbox on loopback with a small fixture (a folder of
+//! files, a Google Doc, a shared drive; photos, a video and an album; a Box folder of files; a
+//! Dropbox folder of files, ids being their `path_lower`), prints one JSON line on stdout (endpoints, app credentials, every
 //! fixture file's id, name and sha256 of the bytes an import must store), and stops when stdin
 //! closes. Unsplash (a search provider: any query finds its photos) is printed under `unsplash`.
 //! The e2e specs start the fakes through this binary, so the fixture exists once.
@@ -13,6 +14,7 @@
 
 use bytes::Bytes;
 use ferry_testkit::fake::r#box::FakeBox;
+use ferry_testkit::fake::dropbox::{Dropbox, FakeDropbox};
 use ferry_testkit::fake::google::FakeGoogle;
 use ferry_testkit::fake::instagram::FakeInstagram;
 use ferry_testkit::fake::unsplash::FakeUnsplash;
@@ -125,6 +127,22 @@ fn add_box(b: &ferry_testkit::fake::r#box::BoxState) -> Value {
     json!(files)
 }
 
+/// The Dropbox fixture: a folder of files and one at the root; ids are `path_lower`.
+fn add_dropbox(d: &Dropbox) -> Value {
+    let mut files = Vec::new();
+    for (path, len) in [
+        ("/Holiday/beach.jpg", 150_000),
+        ("/Holiday/notes.txt", 2_000),
+        ("/report.pdf", 600_000),
+    ] {
+        let bytes = random_bytes(len);
+        d.add(path, bytes.clone());
+        let name = path.rsplit('/').next().unwrap_or(path);
+        files.push(entry(&path.to_lowercase(), name, &bytes));
+    }
+    json!(files)
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let bench = BenchArgs::parse(std::env::args().skip(1));
@@ -132,6 +150,7 @@ async fn main() {
     let ig = FakeInstagram::start("ig-client", "ig-secret").await;
     let boxed = FakeBox::start("box-client", "box-secret").await;
     let unsplash = FakeUnsplash::start("unsplash-access-key").await;
+    let dropbox = FakeDropbox::start("dropbox-client", "dropbox-secret").await;
     google
         .state
         .consent_page
@@ -206,6 +225,7 @@ async fn main() {
             json!({"id": id, "name": format!("{description}.jpg"), "sha256": sha256_hex(&bytes)})
         })
         .collect();
+    let dropbox_files = add_dropbox(&dropbox.state);
 
     let out = json!({
         "google": {
@@ -224,6 +244,12 @@ async fn main() {
         },
         "unsplash": {
             "apiUrl": unsplash.api_url(), "key": "unsplash-access-key", "photos": photos,
+        },
+        "dropbox": {
+            "authUrl": dropbox.auth_url(), "tokenUrl": dropbox.token_url(),
+            "apiUrl": dropbox.api_url(), "contentUrl": dropbox.content_url(),
+            "key": "dropbox-client", "secret": "dropbox-secret", "email": dropbox.state.email,
+            "files": dropbox_files,
         },
     });
     println!("{out}");

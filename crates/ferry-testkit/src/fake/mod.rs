@@ -1,6 +1,7 @@
 //! In-process fakes of Google (OAuth + Drive v3), Instagram (Instagram Login + Graph), Box
-//! (OAuth 2.0 with rotating refresh tokens + API 2.0) and Microsoft (identity platform v2.0 +
-//! Graph v1.0 for OneDrive and SharePoint) and Unsplash (search API), speaking
+//! (OAuth 2.0 with rotating refresh tokens + API 2.0), Microsoft (identity platform v2.0 +
+//! Graph v1.0 for OneDrive and SharePoint), Unsplash (search API) and Dropbox (OAuth 2 + API v2),
+//! speaking
 //! the documented wire shapes on `127.0.0.1:0`, with fault switches (expired access tokens,
 //! revoked refresh tokens, 429 and 403 rate limits, 500s, slow and cut download bodies), so the
 //! production provider code is what the tests run.
@@ -9,9 +10,11 @@
 //!
 //! [`Faults`] and the download body helper here; [`google`]: [`google::FakeGoogle`];
 //! [`instagram`]: [`instagram::FakeInstagram`]; [`r#box`]: [`r#box::FakeBox`];
-//! [`onedrive`]: [`onedrive::FakeOneDrive`]; [`unsplash`]: [`unsplash::FakeUnsplash`].
+//! [`onedrive`]: [`onedrive::FakeOneDrive`]; [`unsplash`]: [`unsplash::FakeUnsplash`];
+//! [`dropbox`]: [`dropbox::FakeDropbox`].
 
 pub mod r#box;
+pub mod dropbox;
 pub mod google;
 pub mod instagram;
 pub mod onedrive;
