@@ -134,6 +134,9 @@ pub struct ProviderInfo {
     name: String,
     root_folder: String,
     supports_refresh_token: bool,
+    /// `true` for a search provider (no sign-in; served on `/search/{provider}/...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    search: Option<bool>,
 }
 
 /// `GET|POST /{provider}/logout`.

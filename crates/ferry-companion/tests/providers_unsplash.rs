@@ -216,13 +216,20 @@ async fn unsplash_is_listed_and_never_offered_a_sign_in() {
     let env = start().await;
     let (status, body) = get(&env, "/providers", None).await;
     assert_eq!(status, 200);
-    let ids: Vec<&str> = body["providers"]
+    let entry = body["providers"]
         .as_array()
         .expect("providers")
         .iter()
-        .filter_map(|p| p["id"].as_str())
-        .collect();
-    assert!(ids.contains(&"unsplash"), "{body}");
+        .find(|p| p["id"] == "unsplash")
+        .cloned();
+    assert_eq!(
+        entry,
+        Some(
+            serde_json::json!({"id": "unsplash", "name": "Unsplash", "rootFolder": "",
+            "supportsRefreshToken": false, "search": true})
+        ),
+        "{body}"
+    );
     let (status, body) = get(&env, "/unsplash/connect", None).await;
     assert_eq!(
         (status, body["message"].as_str()),

@@ -310,12 +310,18 @@ pub(crate) async fn enabled(State(state): State<AppState>) -> Json<Value> {
         .providers()
         .iter()
         .map(|p| {
-            json!({
+            let mut entry = json!({
                 "id": p.info().id,
                 "name": p.info().name,
                 "rootFolder": p.info().root,
                 "supportsRefreshToken": p.info().supports_refresh,
-            })
+            });
+            // A search provider (Unsplash) has no sign-in and no folders: a widget that only
+            // knows the sign-in flow must be able to tell it apart.
+            if !p.needs_sign_in() {
+                entry["search"] = json!(true);
+            }
+            entry
         })
         .collect();
     Json(json!({ "providers": list }))

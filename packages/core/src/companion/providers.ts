@@ -34,9 +34,11 @@ export async function enabledProviders(companionUrl: string, fetchImpl: FetchLik
   try {
     const res = await fetchImpl(`${base(companionUrl)}/providers`, { headers: { accept: 'application/json' } });
     if (!res.ok) return [];
-    const body = (await res.json()) as { providers?: Partial<ProviderInfo>[] };
+    const body = (await res.json()) as { providers?: (Partial<ProviderInfo> & { search?: boolean })[] };
     if (!Array.isArray(body.providers)) return [];
+    // Search providers (Unsplash) have no sign-in: the widget has no view for them yet.
     return body.providers
+      .filter((p) => p?.search !== true)
       .filter((p): p is Partial<ProviderInfo> & { id: string } => typeof p?.id === 'string' && p.id !== '')
       .map((p) => ({
         id: p.id,
