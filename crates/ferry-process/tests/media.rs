@@ -165,3 +165,138 @@ async fn bad_engine_parameters_are_refused_when_the_assembly_is_created() {
         );
     }
 }
+
+#[tokio::test]
+async fn video_and_audio_are_encoded_on_real_engines() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mp4 = make(
+        &[
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=320x240:rate=10:duration=2",
+            "-f",
+            "lavfi",
+            "-i",
+            "sine=duration=2",
+            "-shortest",
+            "-pix_fmt",
+            "yuv420p",
+            "-c:v",
+            "libx264",
+            "-c:a",
+            "aac",
+        ],
+        &dir.path().join("in.mp4"),
+    );
+    let mut c = config(dir.path(), false);
+    c.engines = engines().await;
+    let s = start(c).await;
+    let p = params(json!({
+        "web": {"robot": "/video/encode", "use": ":original", "width": 160, "height": 120, "ffmpeg": {"crf": 30}},
+        "sound": {"robot": "/audio/encode", "use": ":original", "preset": "mp3"},
+    }));
+    let (_, created) = create(&s.base, form(&p, &[("clip.mp4", &mp4)])).await;
+    let done = settle(created["assembly_ssl_url"].as_str().expect("url")).await;
+    assert_eq!(done["ok"], "ASSEMBLY_COMPLETED", "{done}");
+    let web = &done["results"]["web"][0];
+    assert_eq!(
+        (
+            web["mime"].as_str(),
+            web["meta"]["width"].as_u64(),
+            web["meta"]["height"].as_u64()
+        ),
+        (Some("video/mp4"), Some(160), Some(120)),
+        "{web}"
+    );
+    assert_eq!(web["meta"]["video_codec"], "h264");
+    let sound = &done["results"]["sound"][0];
+    assert_eq!(
+        (
+            sound["mime"].as_str(),
+            sound["meta"]["audio_codec"].as_str()
+        ),
+        (Some("audio/mpeg"), Some("mp3")),
+        "{sound}"
+    );
+    assert!(
+        sound["meta"]["duration"]
+            .as_f64()
+            .is_some_and(|d| (1.5..2.5).contains(&d)),
+        "{sound}"
+    );
+}
+
+/// Whether an `ffmpeg` process whose command line mentions `needle` is running (ffprobe, which
+/// reads each upload's meta first, does not count).
+fn running(needle: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                let line = String::from_utf8_lossy(&c);
+                let argv0 = line.split('\0').next().unwrap_or_default();
+                argv0.ends_with("ffmpeg") && line.contains(needle)
+            })
+        })
+}
+
+#[tokio::test]
+async fn cancel_kills_the_running_encoder() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mp4 = make(
+        &[
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=1280x720:rate=30:duration=20",
+            "-pix_fmt",
+            "yuv420p",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+        ],
+        &dir.path().join("long.mp4"),
+    );
+    let mut c = config(dir.path(), false);
+    c.engines = engines().await;
+    let s = start(c).await;
+    // VP9 at its slowest setting: minutes of work for 20 s of 720p, far past the waits below.
+    let p = params(json!({"slow": {
+        "robot": "/video/encode", "use": ":original", "preset": "webm",
+        "ffmpeg": {"deadline": "best", "cpu-used": 0},
+    }}));
+    let (_, created) = create(&s.base, form(&p, &[("long.mp4", &mp4)])).await;
+    let id = created["assembly_id"].as_str().expect("id").to_owned();
+    // ffmpeg's command line names the Assembly's directory.
+    let mut seen = false;
+    for _ in 0..500 {
+        if running(&id) {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(seen, "the encoder never started");
+    let canceled: serde_json::Value = reqwest::Client::new()
+        .delete(format!("{}/assemblies/{id}", s.base))
+        .send()
+        .await
+        .expect("delete")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(canceled["ok"], "ASSEMBLY_CANCELED");
+    let mut gone = false;
+    for _ in 0..500 {
+        if !running(&id) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(gone, "the encoder still runs after cancel");
+}
