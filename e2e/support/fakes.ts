@@ -1,5 +1,5 @@
 /**
- * The fake Google and Instagram (`ferry-fakes`, from ferry-testkit) for the provider specs, and
+ * The fake providers (`ferry-fakes`, from ferry-testkit) for the provider specs, and
  * `ferry` started against them: the fakes print their endpoints, app credentials and fixture
  * (every file's id, name and the sha256 an import must store) as one JSON line, and stop when
  * their stdin closes.
@@ -38,6 +38,17 @@ export interface Fixture {
     secret: string;
     username: string;
     media: FixtureFile[];
+  };
+  dropbox: {
+    authUrl: string;
+    tokenUrl: string;
+    apiUrl: string;
+    contentUrl: string;
+    key: string;
+    secret: string;
+    email: string;
+    /** Ids are the files' `path_lower`. */
+    files: FixtureFile[];
   };
 }
 
@@ -104,6 +115,25 @@ export function providerArgs(f: Fixture): string[] {
     f.instagram.graphUrl,
     // The fakes' download and CDN URLs are on loopback, which the egress policy refuses otherwise.
     '--allow-local-urls',
+  ];
+}
+
+/** `ferry serve` arguments that also enable Dropbox against its fake. */
+export function dropboxArgs(f: Fixture): string[] {
+  const d = f.dropbox;
+  return [
+    '--dropbox-key',
+    d.key,
+    '--dropbox-secret',
+    d.secret,
+    '--dropbox-auth-url',
+    d.authUrl,
+    '--dropbox-token-url',
+    d.tokenUrl,
+    '--dropbox-api-url',
+    d.apiUrl,
+    '--dropbox-content-url',
+    d.contentUrl,
   ];
 }
 
