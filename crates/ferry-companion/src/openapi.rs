@@ -194,7 +194,7 @@ pub struct RefreshedToken {
     tags(
         (name = "companion", description = "Link imports and remote transfers (Uppy Companion's wire)."),
         (name = "s3", description = "Signing for direct uploads to the S3 bucket."),
-        (name = "providers", description = "Cloud providers (Google Drive, Instagram, Box) and their login."),
+        (name = "providers", description = "Cloud providers (Google Drive, Instagram, Box, OneDrive) and their login."),
     )
 )]
 pub struct CompanionApi;

@@ -920,6 +920,7 @@ async fn enabled_providers_are_listed_for_the_widget() {
             {"id": "drive", "name": "Google Drive", "rootFolder": "root", "supportsRefreshToken": true},
             {"id": "dropbox", "name": "Dropbox", "rootFolder": "", "supportsRefreshToken": true},
             {"id": "instagram", "name": "Instagram", "rootFolder": "recent", "supportsRefreshToken": true},
+            {"id": "onedrive", "name": "OneDrive", "rootFolder": "root", "supportsRefreshToken": true},
             {"id": "unsplash", "name": "Unsplash", "rootFolder": "", "supportsRefreshToken": false, "search": true},
         ]})
     );

@@ -32,6 +32,8 @@ pub const MAPPING: &[(&str, &str)] = &[
     ("COMPANION_UNSPLASH_SECRET", "FERRY_UNSPLASH_SECRET"),
     ("COMPANION_DROPBOX_KEY", "FERRY_DROPBOX_KEY"),
     ("COMPANION_DROPBOX_SECRET", "FERRY_DROPBOX_SECRET"),
+    ("COMPANION_ONEDRIVE_KEY", "FERRY_ONEDRIVE_KEY"),
+    ("COMPANION_ONEDRIVE_SECRET", "FERRY_ONEDRIVE_SECRET"),
 ];
 
 /// One variable to set: `(ferry name, value, companion name)`.
@@ -109,6 +111,8 @@ fn flag_of(var: &str) -> Option<(&'static str, bool)> {
         "FERRY_UNSPLASH_SECRET" => ("--unsplash-secret", false),
         "FERRY_DROPBOX_KEY" => ("--dropbox-key", false),
         "FERRY_DROPBOX_SECRET" => ("--dropbox-secret", false),
+        "FERRY_ONEDRIVE_KEY" => ("--onedrive-key", false),
+        "FERRY_ONEDRIVE_SECRET" => ("--onedrive-secret", false),
         _ => return None,
     })
 }

@@ -6,7 +6,7 @@ use clap::Args;
 use ferry_companion::providers::ProvidersConfig;
 use ferry_companion::providers::config::{Endpoints, OAuthApp};
 
-/// Options of the cloud providers (Google Drive, Instagram, Box, Unsplash, Dropbox).
+/// Options of the cloud providers (Google Drive, Instagram, Box, Unsplash, Dropbox, OneDrive).
 #[derive(Clone, Default, Args)]
 pub struct ProviderArgs {
     /// Google OAuth client id: with --google-secret (and --secret) enables Google Drive
@@ -35,6 +35,15 @@ pub struct ProviderArgs {
     /// Box OAuth client secret (never logged).
     #[arg(long, env = "FERRY_BOX_SECRET", hide_env_values = true)]
     pub box_secret: Option<String>,
+
+    /// Microsoft application (client) id: with --onedrive-secret (and --secret) enables
+    /// OneDrive and SharePoint (`onedrive`). Redirect URI: `{public URL}/onedrive/redirect`.
+    #[arg(long, env = "FERRY_ONEDRIVE_KEY")]
+    pub onedrive_key: Option<String>,
+
+    /// Microsoft client secret (never logged).
+    #[arg(long, env = "FERRY_ONEDRIVE_SECRET", hide_env_values = true)]
+    pub onedrive_secret: Option<String>,
 
     /// Google's OAuth authorize endpoint.
     #[arg(
@@ -161,6 +170,30 @@ pub struct ProviderArgs {
         default_value = "https://content.dropboxapi.com"
     )]
     pub dropbox_content_url: String,
+
+    /// Microsoft identity platform's authorize endpoint.
+    #[arg(
+        long,
+        env = "FERRY_ONEDRIVE_AUTH_URL",
+        default_value = "https://login.microsoftonline.com/common/oauth2/v2.0/authorize"
+    )]
+    pub onedrive_auth_url: String,
+
+    /// Microsoft identity platform's token endpoint.
+    #[arg(
+        long,
+        env = "FERRY_ONEDRIVE_TOKEN_URL",
+        default_value = "https://login.microsoftonline.com/common/oauth2/v2.0/token"
+    )]
+    pub onedrive_token_url: String,
+
+    /// Microsoft Graph base (`/v1.0/...` is appended).
+    #[arg(
+        long,
+        env = "FERRY_ONEDRIVE_API_URL",
+        default_value = "https://graph.microsoft.com"
+    )]
+    pub onedrive_api_url: String,
 }
 
 impl std::fmt::Debug for ProviderArgs {
@@ -180,6 +213,11 @@ impl std::fmt::Debug for ProviderArgs {
             .field(
                 "box_secret",
                 &self.box_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("onedrive_key", &self.onedrive_key)
+            .field(
+                "onedrive_secret",
+                &self.onedrive_secret.as_ref().map(|_| "<redacted>"),
             )
             .field("google_api_url", &self.google_api_url)
             .field("instagram_graph_url", &self.instagram_graph_url)
@@ -267,6 +305,17 @@ impl ProviderArgs {
                     &self.dropbox_api_url,
                 )
                 .with_content(&self.dropbox_content_url),
+            ),
+            (
+                "onedrive",
+                "onedrive",
+                &self.onedrive_key,
+                &self.onedrive_secret,
+                Endpoints::new(
+                    &self.onedrive_auth_url,
+                    &self.onedrive_token_url,
+                    &self.onedrive_api_url,
+                ),
             ),
         ];
         for (id, flag, key, secret, endpoints) in rows {

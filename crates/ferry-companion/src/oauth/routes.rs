@@ -66,7 +66,7 @@ fn declared_origin(raw: &str) -> Option<String> {
     operation_id = "provider_connect",
     tag = "providers",
     description = "Starts a login: redirects the browser to the provider's consent page.",
-    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, ...; `GET /providers` lists the enabled ones)."), ("state" = String, Query, description = "Uppy's base64 `{origin}` state.")),
+    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, `onedrive`, ...; `GET /providers` lists the enabled ones)."), ("state" = String, Query, description = "Uppy's base64 `{origin}` state.")),
     responses(
         (status = 302, description = "To the provider.", headers(("Location" = String))),
         (status = 400, description = "Invalid login state or origin.", body = crate::error::ErrorMessage),
@@ -211,7 +211,7 @@ impl UsedNonces {
     tag = "providers",
     description = "The provider's OAuth redirect: ends the login and hands the token to the page \
         (an HTML page that posts it to the opener, or the auth-callback socket).",
-    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, ...; `GET /providers` lists the enabled ones)."), ("code" = Option<String>, Query), ("state" = Option<String>, Query)),
+    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, `onedrive`, ...; `GET /providers` lists the enabled ones)."), ("code" = Option<String>, Query), ("state" = Option<String>, Query)),
     responses(
         (status = 200, description = "The HTML hand-off page.", content_type = "text/html"),
         (status = "4XX", description = "The login failed: an HTML page saying why.", content_type = "text/html"),
@@ -232,7 +232,7 @@ pub(crate) async fn oauth_redirect(
     operation_id = "provider_callback",
     tag = "providers",
     description = "The same as `/{provider}/redirect` (Companion's older redirect path).",
-    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, ...; `GET /providers` lists the enabled ones)."), ("code" = Option<String>, Query), ("state" = Option<String>, Query)),
+    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, `onedrive`, ...; `GET /providers` lists the enabled ones)."), ("code" = Option<String>, Query), ("state" = Option<String>, Query)),
     responses(
         (status = 200, description = "The HTML hand-off page.", content_type = "text/html"),
         (status = "4XX", description = "The login failed: an HTML page saying why.", content_type = "text/html"),

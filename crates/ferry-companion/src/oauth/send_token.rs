@@ -31,7 +31,7 @@ pub const ATTEMPTS: u32 = 10;
     tag = "providers",
     description = "Hands an existing Uppy auth token to the page (HTML), as Companion's route. \
         Over the auth socket only to the browser holding that socket's binding cookie.",
-    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, ...; `GET /providers` lists the enabled ones)."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter)."), ("state" = String, Query, description = "The sealed login state."),
+    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, `onedrive`, ...; `GET /providers` lists the enabled ones)."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter)."), ("state" = String, Query, description = "The sealed login state."),
         ("attempt" = Option<u32>, Query, description = "How many times the page reloaded itself waiting for the binding cookie.")),
     responses(
         (status = 200, description = "The HTML hand-off page (or the page waiting for the socket's cookie).", content_type = "text/html"),

@@ -1,4 +1,5 @@
-//! Cloud providers (Google Drive, Instagram, Box, Dropbox) behind one [`Provider`] trait, served on
+//! Cloud providers (Google Drive, Instagram, Box, Dropbox, OneDrive) behind one [`Provider`]
+//! trait, served on
 //! Companion's paths so released Uppy provider plugins work unchanged.
 //!
 //! A provider knows its OAuth endpoints and scopes, how to swap a code for a session, refresh
@@ -15,7 +16,8 @@
 //! - [`api`]: the shared API client: bearer requests, backoff on rate limits, error mapping,
 //!   downloads and thumbnails streamed back.
 //! - [`oauth2`]: the OAuth2 authorization-code and refresh-token forms.
-//! - [`drive`], [`instagram`], [`r#box`], [`unsplash`], [`dropbox`]: the providers.
+//! - [`drive`], [`instagram`], [`r#box`], [`unsplash`], [`dropbox`], [`onedrive`]: the
+//!   providers.
 //! - [`rotation`]: one refresh at a time per session, and the newest tokens of a rotated one.
 //! - [`search`]: search providers' routes and answers (`/search/{p}/list`, `/search/{p}/get`).
 //! - [`session`]: the provider session sealed in the Uppy auth token.
@@ -30,6 +32,7 @@ pub mod drive;
 pub mod dropbox;
 pub mod instagram;
 pub mod oauth2;
+pub mod onedrive;
 pub mod rotation;
 pub mod routes;
 pub mod search;
@@ -304,6 +307,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("box", |s, d| Arc::new(r#box::BoxCloud::new(s, d))),
     ("unsplash", |s, d| Arc::new(unsplash::Unsplash::new(s, d))),
     ("dropbox", |s, d| Arc::new(dropbox::Dropbox::new(s, d))),
+    ("onedrive", |s, d| Arc::new(onedrive::OneDrive::new(s, d))),
 ];
 
 /// The enabled providers, by id.
@@ -389,7 +393,7 @@ mod tests {
         };
         assert!(
             err.to_string().contains(
-                "unknown provider \"dropbx\" (known: drive, instagram, box, unsplash, dropbox)"
+                "unknown provider \"dropbx\" (known: drive, instagram, box, unsplash, dropbox, onedrive)"
             ),
             "{err}"
         );

@@ -47,7 +47,7 @@ fn token_of<'a>(headers: &'a HeaderMap, q: &'a HashMap<String, String>) -> Optio
     operation_id = "provider_list_root",
     tag = "providers",
     description = "The root folder (also at `/{provider}/list/`).",
-    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, ...; `GET /providers` lists the enabled ones)."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter)."), ("cursor" = Option<String>, Query, description = "The next page's cursor.")),
+    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, `onedrive`, ...; `GET /providers` lists the enabled ones)."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter)."), ("cursor" = Option<String>, Query, description = "The next page's cursor.")),
     responses(
         (status = 200, description = "One page of the folder.", body = crate::providers::ListPage),
         (status = 401, description = "No valid Uppy auth token, or the provider refused its access token.", body = crate::error::ErrorMessage),
@@ -70,7 +70,7 @@ pub(crate) async fn list_root(
     operation_id = "provider_list",
     tag = "providers",
     description = "A folder, by the `requestPath` of its item.",
-    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, ...; `GET /providers` lists the enabled ones)."), ("path" = String, Path, description = "The folder's request path."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter)."),
+    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, `onedrive`, ...; `GET /providers` lists the enabled ones)."), ("path" = String, Path, description = "The folder's request path."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter)."),
         ("cursor" = Option<String>, Query, description = "The next page's cursor.")),
     responses(
         (status = 200, description = "One page of the folder.", body = crate::providers::ListPage),
@@ -133,7 +133,7 @@ async fn list(
     operation_id = "provider_get",
     tag = "providers",
     description = "Starts importing a provider file to a destination; progress on `/api/{token}`.",
-    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, ...; `GET /providers` lists the enabled ones)."), ("id" = String, Path, description = "The file's id."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter).")),
+    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, `onedrive`, ...; `GET /providers` lists the enabled ones)."), ("id" = String, Path, description = "The file's id."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter).")),
     request_body = crate::transfer::request::UploadBody,
     responses(
         (status = 200, description = "The transfer started.", body = crate::openapi::TransferToken),
@@ -176,7 +176,7 @@ pub(crate) async fn get_file(
     operation_id = "provider_logout",
     tag = "providers",
     description = "Revokes the provider's access where it can; the client drops its token.",
-    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, ...; `GET /providers` lists the enabled ones)."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter).")),
+    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, `onedrive`, ...; `GET /providers` lists the enabled ones)."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter).")),
     responses(
         (status = 200, description = "Logged out.", body = crate::openapi::LoggedOut),
         (status = 404, description = "Unknown or disabled provider.", body = crate::error::ErrorMessage),
@@ -208,7 +208,7 @@ pub(crate) async fn logout(
     operation_id = "provider_refresh_token",
     tag = "providers",
     description = "A new Uppy auth token with a refreshed provider access token.",
-    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, ...; `GET /providers` lists the enabled ones)."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter).")),
+    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, `onedrive`, ...; `GET /providers` lists the enabled ones)."), ("uppy-auth-token" = Option<String>, Header, description = "The provider login's Uppy auth token (or the `uppyAuthToken` query parameter).")),
     responses(
         (status = 200, description = "The new token.", body = crate::openapi::RefreshedToken),
         (status = 400, description = "The provider cannot refresh.", body = crate::error::ErrorMessage),
@@ -245,7 +245,7 @@ pub(crate) async fn refresh_token(
     operation_id = "provider_thumbnail",
     tag = "providers",
     description = "A file's thumbnail, by the signed link from a list answer.",
-    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, ...; `GET /providers` lists the enabled ones)."), ("id" = String, Path, description = "The file's id."),
+    params(("provider" = String, Path, description = "The provider id (`drive`, `instagram`, `box`, `onedrive`, ...; `GET /providers` lists the enabled ones)."), ("id" = String, Path, description = "The file's id."),
         ("t" = String, Query, description = "The thumbnail grant from the list answer.")),
     responses(
         (status = 200, description = "The image.", content_type = "image/*"),

@@ -1,5 +1,5 @@
-//! Shared setup of the provider contract tests: the companion with Drive, Instagram, Box and Dropbox
-//! enabled against the testkit's fakes (loopback exempted from the egress ban
+//! Shared setup of the provider contract tests: the companion with Drive, Instagram, Box, Dropbox
+//! and OneDrive enabled against the testkit's fakes (loopback exempted from the egress ban
 //! through `exempt_ips`, as the configuration allows), real tus and form destinations, a
 //! cookie-carrying walk through the OAuth login, and the auth-callback socket.
 
@@ -17,6 +17,7 @@ use ferry_testkit::fake::r#box::FakeBox;
 use ferry_testkit::fake::dropbox::FakeDropbox;
 use ferry_testkit::fake::google::FakeGoogle;
 use ferry_testkit::fake::instagram::FakeInstagram;
+use ferry_testkit::fake::onedrive::FakeOneDrive;
 use ferry_testkit::fake::unsplash::FakeUnsplash;
 use futures_util::StreamExt;
 use reqwest::header::{COOKIE, LOCATION, ORIGIN, SET_COOKIE};
@@ -36,6 +37,7 @@ pub struct Env {
     pub boxed: FakeBox,
     pub unsplash: FakeUnsplash,
     pub dropbox: FakeDropbox,
+    pub ms: FakeOneDrive,
     pub tus: TusDest,
     pub form: FormDest,
     pub companion: TestServer,
@@ -79,6 +81,7 @@ pub async fn start_with(opts: Opts) -> Env {
     let boxed = FakeBox::start("box-client", "box-secret").await;
     let unsplash = FakeUnsplash::start("unsplash-access-key").await;
     let dropbox = FakeDropbox::start("dropbox-client", "dropbox-secret").await;
+    let ms = FakeOneDrive::start("ms-client", "ms-secret").await;
     let tus = TusDest::start().await;
     let form = FormDest::start().await;
     let hub = Arc::new(LocalHandoff::default());
@@ -137,6 +140,14 @@ pub async fn start_with(opts: Opts) -> Env {
                 &dropbox.api_url(),
             )
             .with_content(&dropbox.content_url()),
+        )
+        .enable(
+            "onedrive",
+            OAuthApp {
+                key: "ms-client".into(),
+                secret: "ms-secret".into(),
+            },
+            Endpoints::new(&ms.auth_url(), &ms.token_url(), &ms.api_url()),
         );
     // The companion knows its own address: provider links are built only for its own host.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -178,6 +189,7 @@ pub async fn start_with(opts: Opts) -> Env {
         boxed,
         unsplash,
         dropbox,
+        ms,
         tus,
         form,
         companion,

@@ -1,0 +1,479 @@
+//! OneDrive and SharePoint (`onedrive`, Microsoft Graph v1.0, identity platform v2.0), on
+//! Companion's routes so `@uppy/onedrive` works unchanged. The top level is the person's own
+//! OneDrive with, on its first page, "Shared with me", "SharePoint sites" (each site's document
+//! libraries; Companion has none, uppy#3837) and the person's other drives; folders page by
+//! `@odata.nextLink`'s `$skiptoken`; files download through Graph's content redirect (resumed
+//! with `Range`). A refused access token is refreshed on the server once, shared by every
+//! request that finds it expired (a 5,000-file batch keeps going, uppy#5995), through the same
+//! [`Rotation`] ledger as Box, since Microsoft returns a new refresh token on each refresh.
+
+mod items;
+
+use std::future::Future;
+use std::time::Duration;
+
+use reqwest::header::RANGE;
+use serde_json::Value;
+
+use super::api::{self, Answer, Api};
+use super::config::{Endpoints, OAuthApp, ProviderSetup};
+use super::oauth2::TokenEndpoint;
+use super::rotation::Rotation;
+use super::{
+    Deps, Download, Item, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, ProviderInfo,
+    Revoked, Session,
+};
+use crate::egress::Egress;
+use crate::transfer::source::ByteStream;
+
+use items::{Place, SHARED, SITES};
+
+/// Microsoft's refresh tokens last 90 days (sliding): the Uppy auth token and the ledger too.
+const SESSION_DAYS: u64 = 90;
+const LEDGER_CAPACITY: usize = 10_000;
+
+/// Microsoft's endpoints: `api_url` is Graph's host (`/v1.0/...` is appended).
+pub fn default_endpoints() -> Endpoints {
+    Endpoints::new(
+        "https://login.microsoftonline.com/common/oauth2/v2.0/authorize",
+        "https://login.microsoftonline.com/common/oauth2/v2.0/token",
+        "https://graph.microsoft.com",
+    )
+}
+
+/// The OneDrive / SharePoint provider.
+#[derive(Debug)]
+pub struct OneDrive {
+    app: OAuthApp,
+    endpoints: Endpoints,
+    api: Api,
+    sources: Egress,
+    info: ProviderInfo,
+    page_size: u32,
+    rotation: Rotation,
+}
+
+impl OneDrive {
+    /// OneDrive with `setup`'s app at its endpoints; `deps.sources` fetches the download URLs
+    /// Graph redirects to.
+    pub fn new(setup: ProviderSetup, deps: &Deps) -> Self {
+        let info = ProviderInfo {
+            id: "onedrive",
+            name: "OneDrive",
+            root: "root",
+            oauth: OAuthSpec {
+                authorize_url: setup.endpoints.auth_url.clone(),
+                scopes: vec![
+                    "offline_access",
+                    "User.Read",
+                    "Files.Read.All",
+                    "Sites.Read.All",
+                ],
+                scope_separator: " ",
+                extra: Vec::new(),
+                pkce: true,
+            },
+            client_id: setup.app.key.clone(),
+            token_max_age: (SESSION_DAYS * 24 * 3600) as i64,
+            supports_refresh: true,
+        };
+        Self {
+            app: setup.app,
+            endpoints: setup.endpoints,
+            api: deps.api.clone(),
+            sources: deps.sources.clone(),
+            info,
+            page_size: deps.page_size.clamp(1, 999),
+            rotation: Rotation::new(
+                Duration::from_secs(SESSION_DAYS * 24 * 3600),
+                LEDGER_CAPACITY,
+            ),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        self.endpoints.api(&format!("/v1.0{path}"))
+    }
+
+    fn token_endpoint(&self) -> TokenEndpoint<'_> {
+        TokenEndpoint {
+            api: &self.api,
+            url: &self.endpoints.token_url,
+            app: &self.app,
+            read: graph_error,
+        }
+    }
+
+    /// Runs `call` with the newest tokens of `session`, refreshing once if Graph refuses them.
+    async fn authed<T, F, Fut>(&self, session: &Session, call: F) -> Result<T, ProviderError>
+    where
+        F: Fn(Session) -> Fut,
+        Fut: Future<Output = Result<T, ProviderError>>,
+    {
+        let current = self.rotation.latest(session);
+        match call(current.clone()).await {
+            Err(ProviderError::Auth) if current.refresh_token.is_some() => {
+                let fresh = self.refresh(&current).await?;
+                call(fresh).await
+            }
+            other => other,
+        }
+    }
+
+    async fn get_json(
+        &self,
+        session: &Session,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<Value, ProviderError> {
+        self.authed(session, |s| {
+            let req = self
+                .api
+                .client()
+                .get(self.url(path))
+                .query(query)
+                .bearer_auth(&s.access_token);
+            self.api.json(req, graph_error)
+        })
+        .await
+    }
+
+    async fn username(&self, session: &Session) -> Result<Option<String>, ProviderError> {
+        if session.username.is_some() {
+            return Ok(session.username.clone());
+        }
+        let me = self.get_json(session, "/me", &[]).await?;
+        Ok(["mail", "userPrincipalName"]
+            .iter()
+            .find_map(|k| me.get(*k).and_then(Value::as_str))
+            .map(str::to_owned))
+    }
+
+    /// Every value of a collection (sites, libraries, drives), following `@odata.nextLink`s
+    /// on Graph's host only.
+    async fn all(
+        &self,
+        session: &Session,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<Vec<Value>, ProviderError> {
+        let mut out = Vec::new();
+        let mut page = self.get_json(session, path, query).await?;
+        for _ in 0..50 {
+            out.extend(
+                page.get("value")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .cloned(),
+            );
+            let Some(next) = page.get("@odata.nextLink").and_then(Value::as_str) else {
+                break;
+            };
+            let Some(rest) = next.strip_prefix(&self.url("")) else {
+                break;
+            };
+            let rest = rest.to_owned();
+            page = self
+                .authed(session, |s| {
+                    let req = self
+                        .api
+                        .client()
+                        .get(self.url(&rest))
+                        .bearer_auth(&s.access_token);
+                    self.api.json(req, graph_error)
+                })
+                .await?;
+        }
+        Ok(out)
+    }
+
+    /// The first page's virtual folders and the person's other drives.
+    async fn places(&self, session: &Session) -> Result<Vec<Item>, ProviderError> {
+        let mut out = vec![
+            items::folder(SHARED, "Shared with me", "shared"),
+            items::folder(SITES, "SharePoint sites", "sites"),
+        ];
+        let own = self
+            .get_json(session, "/me/drive", &[("$select", "id")])
+            .await?;
+        let own = own
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        for d in self.all(session, "/me/drives", &[]).await? {
+            if let (Some(id), Some(name)) = (
+                d.get("id").and_then(Value::as_str),
+                d.get("name").and_then(Value::as_str),
+            ) {
+                if id != own && items::place(&format!("{id}~root")).is_ok() {
+                    out.push(items::folder(&format!("{id}~root"), name, "drive"));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn children(
+        &self,
+        session: &Session,
+        path: &str,
+        cursor: Option<&str>,
+    ) -> Result<Value, ProviderError> {
+        let top = self.page_size.to_string();
+        let mut query = vec![("$top", top.as_str()), ("$expand", "thumbnails")];
+        if let Some(c) = cursor {
+            query.push(("$skiptoken", c));
+        }
+        self.get_json(session, path, &query).await
+    }
+
+    async fn list_sites(&self, session: &Session) -> Result<Vec<Item>, ProviderError> {
+        let sites = self.all(session, "/sites", &[("search", "*")]).await?;
+        Ok(sites
+            .iter()
+            .filter_map(|s| {
+                let id = s.get("id").and_then(Value::as_str)?;
+                let name = s
+                    .get("displayName")
+                    .or_else(|| s.get("name"))
+                    .and_then(Value::as_str)
+                    .unwrap_or(id);
+                let path = format!("site~{id}");
+                items::place(&path).ok()?;
+                Some(items::folder(&path, name, "site"))
+            })
+            .collect())
+    }
+
+    async fn list_libraries(
+        &self,
+        session: &Session,
+        site: &str,
+    ) -> Result<Vec<Item>, ProviderError> {
+        let drives = self
+            .all(session, &format!("/sites/{site}/drives"), &[])
+            .await?;
+        Ok(drives
+            .iter()
+            .filter_map(|d| {
+                let id = d.get("id").and_then(Value::as_str)?;
+                let name = d.get("name").and_then(Value::as_str).unwrap_or(id);
+                let path = format!("{id}~root");
+                items::place(&path).ok()?;
+                Some(items::folder(&path, name, "library"))
+            })
+            .collect())
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for OneDrive {
+    fn info(&self) -> &ProviderInfo {
+        &self.info
+    }
+
+    async fn exchange_code(
+        &self,
+        code: &str,
+        redirect_uri: &str,
+        verifier: Option<&str>,
+    ) -> Result<Session, ProviderError> {
+        let mut session = self
+            .token_endpoint()
+            .session_from_code(code, redirect_uri, verifier)
+            .await?;
+        session.username = self.username(&session).await?;
+        Ok(session)
+    }
+
+    async fn refresh(&self, session: &Session) -> Result<Session, ProviderError> {
+        let endpoint = self.token_endpoint();
+        self.rotation
+            .refresh(session, |s| async move { endpoint.refresh(&s).await })
+            .await
+    }
+
+    async fn revoke(&self, session: &Session) -> Result<Revoked, ProviderError> {
+        // Microsoft has no revocation endpoint for a single app's tokens.
+        self.rotation.forget(session);
+        Ok(Revoked {
+            revoked: false,
+            manual_url: Some("https://account.live.com/consent/Manage"),
+        })
+    }
+
+    async fn list(
+        &self,
+        session: &Session,
+        _ctx: &ListCtx,
+        path: &str,
+        cursor: Option<&str>,
+    ) -> Result<ListPage, ProviderError> {
+        let place = items::place(path)?;
+        let mut listed = Vec::new();
+        let page = match place {
+            Place::Home => {
+                if cursor.is_none() {
+                    listed.extend(self.places(session).await?);
+                }
+                Some(
+                    self.children(session, "/me/drive/root/children", cursor)
+                        .await?,
+                )
+            }
+            Place::Shared => Some(
+                self.children(session, "/me/drive/sharedWithMe", cursor)
+                    .await?,
+            ),
+            Place::Sites => {
+                listed.extend(self.list_sites(session).await?);
+                None
+            }
+            Place::Site(site) => {
+                listed.extend(self.list_libraries(session, site).await?);
+                None
+            }
+            Place::Folder { drive, item } => {
+                let at = if item == "root" {
+                    format!("/drives/{drive}/root/children")
+                } else {
+                    format!("/drives/{drive}/items/{item}/children")
+                };
+                Some(self.children(session, &at, cursor).await?)
+            }
+        };
+        let mut next_page_path = None;
+        if let Some(page) = page {
+            let mut found: Vec<Item> = page
+                .get("value")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(items::item)
+                .collect();
+            found.sort_by_key(|i| !i.is_folder);
+            listed.extend(found);
+            next_page_path = items::next_page_path(path, &page);
+        }
+        Ok(ListPage {
+            username: self.username(session).await?,
+            items: listed,
+            next_page_path,
+        })
+    }
+
+    async fn download(
+        &self,
+        session: &Session,
+        id: &str,
+        from: u64,
+    ) -> Result<Download, ProviderError> {
+        let (drive, item) = items::file(id)?;
+        let meta = self
+            .get_json(
+                session,
+                &format!("/drives/{drive}/items/{item}"),
+                &[("$select", "name,size,file,folder")],
+            )
+            .await?;
+        if meta.get("folder").is_some() {
+            return Err(ProviderError::Unsupported(
+                "A folder cannot be downloaded; open it and pick its files".into(),
+            ));
+        }
+        let answer = self
+            .authed(session, |s| {
+                let req = self
+                    .api
+                    .client()
+                    .get(self.url(&format!("/drives/{drive}/items/{item}/content")))
+                    .bearer_auth(&s.access_token);
+                self.api.answer(req, graph_error)
+            })
+            .await?;
+        let resp = match answer {
+            Answer::Moved(location) => {
+                let url = self
+                    .sources
+                    .check(&location)
+                    .map_err(|_| ProviderError::Status {
+                        status: 400,
+                        message: "URL not allowed".into(),
+                    })?;
+                let mut req = self.sources.client().get(url);
+                if from > 0 {
+                    req = req.header(RANGE, format!("bytes={from}-"));
+                }
+                req.send()
+                    .await
+                    .map_err(|e| ProviderError::Unreachable(e.to_string()))?
+            }
+            Answer::Body(resp) => resp,
+        };
+        if !resp.status().is_success() {
+            return Err(ProviderError::Status {
+                status: resp.status().as_u16(),
+                message: "OneDrive did not send the file".into(),
+            });
+        }
+        let (total, skip) = api::ranged(&resp, from)?;
+        Ok(Download {
+            size: total.or_else(|| meta.get("size").and_then(Value::as_u64)),
+            name: meta.get("name").and_then(Value::as_str).map(str::to_owned),
+            stream: api::byte_stream(resp),
+            skip,
+        })
+    }
+
+    async fn thumbnail(
+        &self,
+        session: &Session,
+        id: &str,
+    ) -> Result<(String, ByteStream), ProviderError> {
+        let (drive, item) = items::file(id)?;
+        let meta = self
+            .get_json(
+                session,
+                &format!("/drives/{drive}/items/{item}"),
+                &[("$expand", "thumbnails"), ("$select", "id,thumbnails")],
+            )
+            .await?;
+        let link = meta
+            .pointer("/thumbnails/0/medium/url")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ProviderError::Status {
+                status: 404,
+                message: "This file has no thumbnail".into(),
+            })?;
+        let url = self
+            .sources
+            .check(link)
+            .map_err(|_| ProviderError::Status {
+                status: 400,
+                message: "URL not allowed".into(),
+            })?;
+        let resp = self
+            .sources
+            .client()
+            .get(url)
+            .send()
+            .await
+            .map_err(|e| ProviderError::Unreachable(e.to_string()))?;
+        api::stream_image(resp)
+    }
+}
+
+/// Graph's errors: 401 and `invalid_grant` are auth errors; 400/403 carry Graph's message
+/// (`Tenant does not have a SPO license`); the rest too.
+fn graph_error(status: u16, body: &[u8]) -> ProviderError {
+    let text = String::from_utf8_lossy(body);
+    if status == 401 || (status == 400 && text.contains("invalid_grant")) {
+        return ProviderError::Auth;
+    }
+    ProviderError::Status {
+        status,
+        message: api::error_message(body, status),
+    }
+}
