@@ -39,6 +39,15 @@ export interface Fixture {
     username: string;
     media: FixtureFile[];
   };
+  box: {
+    authUrl: string;
+    tokenUrl: string;
+    apiUrl: string;
+    key: string;
+    secret: string;
+    login: string;
+    files: FixtureFile[];
+  };
   dropbox: {
     authUrl: string;
     tokenUrl: string;
@@ -115,6 +124,23 @@ export function providerArgs(f: Fixture): string[] {
     f.instagram.graphUrl,
     // The fakes' download and CDN URLs are on loopback, which the egress policy refuses otherwise.
     '--allow-local-urls',
+  ];
+}
+
+/** `ferry serve` arguments that also enable Box against its fake. */
+export function boxArgs(f: Fixture): string[] {
+  const b = f.box;
+  return [
+    '--box-key',
+    b.key,
+    '--box-secret',
+    b.secret,
+    '--box-auth-url',
+    b.authUrl,
+    '--box-token-url',
+    b.tokenUrl,
+    '--box-api-url',
+    b.apiUrl,
   ];
 }
 

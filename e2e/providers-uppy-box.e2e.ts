@@ -1,0 +1,99 @@
+/**
+ * Compatibility: Uppy's released `@uppy/box` (with `@uppy/core`'s provider views and companion
+ * client, and `@uppy/tus`, all from npm) in real Chromium against `ferry` and the fake Box: its
+ * own sign-in (the popup to `/box/connect`, the fake's consent page, the token over the
+ * auth-callback socket), its own listing (`/box/list/`, a folder by its `requestPath`), its own
+ * picking, and the import through `POST /box/get/{requestPath}` (Box's content redirect) and the
+ * progress socket into `ferry`'s tus endpoint; stored bytes compared by sha256.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { build } from 'vite';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { type Browser, launchBrowser } from './support/browser.ts';
+import { sha256Of } from './support/core-page.ts';
+import { boxArgs, type RunningFakes, startFakes, startFerryWithProviders } from './support/fakes.ts';
+import type { RunningFerry } from './support/ferry.ts';
+
+declare global {
+  interface Window {
+    // biome-ignore lint/suspicious/noExplicitAny: Uppy's instance is driven from page scripts
+    uppy: any;
+  }
+}
+
+let dir: string;
+let fakes: RunningFakes;
+let ferry: RunningFerry;
+let browser: Browser;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ferry-uppy-box-'));
+  await build({
+    root: resolve(import.meta.dirname, 'pages', 'providers-uppy-box'),
+    logLevel: 'error',
+    configFile: false,
+    build: { outDir: dir, emptyOutDir: true, minify: false },
+  });
+  fakes = await startFakes();
+  ferry = await startFerryWithProviders(fakes, [...boxArgs(fakes.fixture), '--ui-dir', dir]);
+  browser = await launchBrowser();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await ferry?.stop();
+  await fakes?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('@uppy/box signs in, lists the root and a folder, imports a file from the folder through ferry, bytes exact', async () => {
+  const b = fakes.fixture.box;
+  const page = await browser.context.newPage();
+  await page.goto(`${ferry.url}/`);
+  await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
+
+  const popupOpened = page.waitForEvent('popup');
+  await page.getByRole('button', { name: /Box/ }).first().click();
+  const popup = await popupOpened;
+  const closed = popup.waitForEvent('close');
+  await popup.getByRole('button', { name: 'Grant access to Box' }).click();
+  // Uppy closes the popup once the socket delivered the token.
+  await closed;
+
+  const names = () => page.locator('.uppy-ProviderBrowserItem .uppy-truncate-text').allTextContents();
+  await expect.poll(names, { timeout: 20_000 }).toEqual(expect.arrayContaining(['Projects', 'deck.pdf']));
+  await expect.poll(() => page.getByText(b.login).count()).toBeGreaterThan(0);
+
+  // Into the folder through its requestPath, then pick a file there.
+  await page.locator('.uppy-ProviderBrowserItem', { hasText: 'Projects' }).getByRole('button').first().click();
+  await expect.poll(names, { timeout: 20_000 }).toEqual(expect.arrayContaining(['sketch.png', 'minutes.txt']));
+  await page.locator('label.uppy-ProviderBrowserItem-inner', { hasText: 'sketch.png' }).click();
+  await page.getByRole('button', { name: 'Select 1' }).click();
+  await expect.poll(() => page.evaluate(() => window.uppy.getFiles().length)).toBe(1);
+
+  const out = await page.evaluate(async () => {
+    const result = await window.uppy.upload();
+    return {
+      failed: (result.failed ?? []).map((f: { error?: unknown }) => String(f.error)),
+      done: (result.successful ?? []).map((f: { name: string; uploadURL: string }) => ({
+        name: f.name,
+        url: f.uploadURL,
+      })),
+    };
+  });
+  expect(out.failed).toEqual([]);
+  expect(out.done).toHaveLength(1);
+  for (const done of out.done as { name: string; url: string }[]) {
+    expect(done.url).toMatch(new RegExp(`^${ferry.url}/files/`));
+    const want = b.files.find((f) => f.name === done.name);
+    const stored = new Uint8Array(await (await fetch(done.url)).arrayBuffer());
+    expect({ name: done.name, size: stored.length, sha256: sha256Of(stored) }).toEqual({
+      name: want?.name,
+      size: want?.size,
+      sha256: want?.sha256,
+    });
+  }
+  await page.close();
+}, 60_000);
