@@ -39,6 +39,16 @@ export interface Fixture {
     username: string;
     media: FixtureFile[];
   };
+  onedrive: {
+    authUrl: string;
+    tokenUrl: string;
+    apiUrl: string;
+    key: string;
+    secret: string;
+    mail: string;
+    /** Ids are `<driveId>~<itemId>`, the `requestPath` ferry lists. */
+    files: FixtureFile[];
+  };
   box: {
     authUrl: string;
     tokenUrl: string;
@@ -124,6 +134,23 @@ export function providerArgs(f: Fixture): string[] {
     f.instagram.graphUrl,
     // The fakes' download and CDN URLs are on loopback, which the egress policy refuses otherwise.
     '--allow-local-urls',
+  ];
+}
+
+/** `ferry serve` arguments that also enable OneDrive against its fake. */
+export function onedriveArgs(f: Fixture): string[] {
+  const o = f.onedrive;
+  return [
+    '--onedrive-key',
+    o.key,
+    '--onedrive-secret',
+    o.secret,
+    '--onedrive-auth-url',
+    o.authUrl,
+    '--onedrive-token-url',
+    o.tokenUrl,
+    '--onedrive-api-url',
+    o.apiUrl,
   ];
 }
 

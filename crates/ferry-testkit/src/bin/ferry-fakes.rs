@@ -1,7 +1,8 @@
 //! `ferry-fakes`: starts the fake Google (with its consent page), the fake Instagram, the fake
-//! Box (with its consent page) and the fake Dropbox on loopback with a small fixture (a folder of
-//! files, a Google Doc, a shared drive; photos, a video and an album; a Box folder of files; a
-//! Dropbox folder of files, ids being their `path_lower`), prints one JSON line on stdout (endpoints, app credentials, every
+//! Box (with its consent page), the fake Dropbox and the fake Microsoft on loopback with a small
+//! fixture (a folder of files, a Google Doc, a shared drive; photos, a video and an album; a Box
+//! folder of files; a Dropbox folder of files, ids being their `path_lower`; a OneDrive folder and
+//! a SharePoint library, ids being `<driveId>~<itemId>`), prints one JSON line on stdout (endpoints, app credentials, every
 //! fixture file's id, name and sha256 of the bytes an import must store), and stops when stdin
 //! closes. Unsplash (a search provider: any query finds its photos) is printed under `unsplash`.
 //! The e2e specs start the fakes through this binary, so the fixture exists once.
@@ -17,6 +18,7 @@ use ferry_testkit::fake::r#box::FakeBox;
 use ferry_testkit::fake::dropbox::{Dropbox, FakeDropbox};
 use ferry_testkit::fake::google::FakeGoogle;
 use ferry_testkit::fake::instagram::FakeInstagram;
+use ferry_testkit::fake::onedrive::FakeOneDrive;
 use ferry_testkit::fake::unsplash::FakeUnsplash;
 use ferry_testkit::{random_bytes, sha256_hex};
 use serde_json::{Value, json};
@@ -110,6 +112,32 @@ fn add_bench(g: &ferry_testkit::fake::google::Google, b: &BenchArgs) -> Value {
     out
 }
 
+/// The OneDrive fixture: a folder of files in the person's OneDrive and a SharePoint library.
+fn add_onedrive(g: &ferry_testkit::fake::onedrive::Graph) -> Value {
+    let mut files = Vec::new();
+    let own = g.my_drive.clone();
+    let folder = g.add_folder(&own, "root", "Trips");
+    for (name, mime, len) in [
+        ("alps.jpg", "image/jpeg", 150_000),
+        ("plan.txt", "text/plain", 1_500),
+    ] {
+        let bytes = random_bytes(len);
+        let id = g.add_file(&own, &folder, name, mime, bytes.clone());
+        files.push(entry(&format!("{own}~{id}"), name, &bytes));
+    }
+    let (_, library) = g.add_site_library("Marketing", "Documents");
+    let bytes = random_bytes(400_000);
+    let id = g.add_file(
+        &library,
+        "root",
+        "brand.pdf",
+        "application/pdf",
+        bytes.clone(),
+    );
+    files.push(entry(&format!("{library}~{id}"), "brand.pdf", &bytes));
+    json!(files)
+}
+
 /// The Box fixture (a folder of files and one at the root), behind the consent page.
 fn add_box(b: &ferry_testkit::fake::r#box::BoxState) -> Value {
     b.consent_page
@@ -149,6 +177,7 @@ async fn main() {
     let google = FakeGoogle::start("google-client", "google-secret").await;
     let ig = FakeInstagram::start("ig-client", "ig-secret").await;
     let boxed = FakeBox::start("box-client", "box-secret").await;
+    let ms = FakeOneDrive::start("onedrive-client", "onedrive-secret").await;
     let unsplash = FakeUnsplash::start("unsplash-access-key").await;
     let dropbox = FakeDropbox::start("dropbox-client", "dropbox-secret").await;
     google
@@ -215,6 +244,7 @@ async fn main() {
     media.push(entry(&ids[1], "album image 2", &b));
 
     let box_files = add_box(&boxed.state);
+    let onedrive_files = add_onedrive(&ms.state);
     let photos: Vec<Value> = [("Misty forest at dawn", 90_000), ("Red fox", 40_000)]
         .into_iter()
         .map(|(description, len)| {
@@ -236,6 +266,11 @@ async fn main() {
         "instagram": {
             "authUrl": ig.auth_url(), "tokenUrl": ig.token_url(), "graphUrl": ig.graph_url(),
             "key": "ig-client", "secret": "ig-secret", "username": ig.state.username, "media": media,
+        },
+        "onedrive": {
+            "authUrl": ms.auth_url(), "tokenUrl": ms.token_url(), "apiUrl": ms.api_url(),
+            "key": "onedrive-client", "secret": "onedrive-secret", "mail": ms.state.mail,
+            "files": onedrive_files,
         },
         "box": {
             "authUrl": boxed.auth_url(), "tokenUrl": boxed.token_url(), "apiUrl": boxed.api_url(),
