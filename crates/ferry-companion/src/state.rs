@@ -156,9 +156,10 @@ fn providers(
         return Ok(Providers::default());
     }
     if config.secret.as_ref().is_none_or(|s| s.expose().is_empty()) {
-        return Err(CompanionError::Config(
-            "a cloud provider is enabled (--google-key, --instagram-key, --dropbox-key) but --secret (FERRY_SECRET) is not set: it seals provider tokens and login state".into(),
-        ));
+        return Err(CompanionError::Config(format!(
+            "cloud providers are enabled ({}) but --secret (FERRY_SECRET) is not set: it seals provider tokens and login state",
+            config.providers.enabled_ids()
+        )));
     }
     let api = Egress::new(resolver, policy, false, idle)?;
     Providers::from_config(&config.providers, &api, sources)

@@ -411,7 +411,17 @@ mod tests {
 
     #[test]
     fn an_enabled_provider_without_secret_fails_at_start() {
-        let cli = Cli::parse_from(["x", "--google-key", "k", "--google-secret", "s"]);
+        let cli = Cli::parse_from([
+            "x",
+            "--google-key",
+            "k",
+            "--google-secret",
+            "s",
+            "--box-key",
+            "k",
+            "--box-secret",
+            "s",
+        ]);
         let config = ferry_companion::CompanionConfig {
             providers: cli.providers.to_config(None).expect("valid"),
             ..ferry_companion::CompanionConfig::default()
@@ -421,5 +431,7 @@ mod tests {
         };
         let err = err.to_string();
         assert!(err.contains("--secret (FERRY_SECRET) is not set"), "{err}");
+        // The message names what was enabled, whichever providers those are.
+        assert!(err.contains("enabled (box, drive)"), "{err}");
     }
 }

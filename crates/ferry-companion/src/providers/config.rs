@@ -115,6 +115,15 @@ impl ProvidersConfig {
         !self.enabled.is_empty()
     }
 
+    /// The ids of the enabled providers, in order (`box, drive`), for messages.
+    pub fn enabled_ids(&self) -> String {
+        self.enabled
+            .keys()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// Enables the provider `id` with `app` at `endpoints`.
     pub fn enable(&mut self, id: &str, app: OAuthApp, endpoints: Endpoints) -> &mut Self {
         self.enabled
