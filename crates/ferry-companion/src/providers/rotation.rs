@@ -131,6 +131,32 @@ impl Rotation {
         }
     }
 
+    /// Runs `call` with the newest tokens of `s`. When the provider refuses the access token and
+    /// the session has a refresh token, the session is refreshed through `refresh` (the
+    /// provider's own refresh, which goes through [`Rotation::refresh`] and so happens once per
+    /// session) and `call` runs once more with the fresh tokens.
+    pub async fn authed<T, F, Fut, R, RFut>(
+        &self,
+        s: &Session,
+        refresh: R,
+        call: F,
+    ) -> Result<T, ProviderError>
+    where
+        F: Fn(Session) -> Fut,
+        Fut: Future<Output = Result<T, ProviderError>>,
+        R: FnOnce(Session) -> RFut,
+        RFut: Future<Output = Result<Session, ProviderError>>,
+    {
+        let current = self.latest(s);
+        match call(current.clone()).await {
+            Err(ProviderError::Auth) if current.refresh_token.is_some() => {
+                let fresh = refresh(current).await?;
+                call(fresh).await
+            }
+            other => other,
+        }
+    }
+
     /// Refreshes the session `s` (whose access token was refused) through `call`, once per
     /// session however many callers ask at the same time: a caller that finds the session
     /// rotated while it waited gets the newer tokens without a call.

@@ -110,14 +110,9 @@ impl OneDrive {
         F: Fn(Session) -> Fut,
         Fut: Future<Output = Result<T, ProviderError>>,
     {
-        let current = self.rotation.latest(session);
-        match call(current.clone()).await {
-            Err(ProviderError::Auth) if current.refresh_token.is_some() => {
-                let fresh = self.refresh(&current).await?;
-                call(fresh).await
-            }
-            other => other,
-        }
+        self.rotation
+            .authed(session, |s| async move { self.refresh(&s).await }, call)
+            .await
     }
 
     async fn get_json(
