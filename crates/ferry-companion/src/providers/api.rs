@@ -41,6 +41,11 @@ impl Api {
         &self.client
     }
 
+    /// A GET of `url` with the access token as a bearer credential.
+    pub fn get(&self, url: String, access_token: &str) -> reqwest::RequestBuilder {
+        self.client.get(url).bearer_auth(access_token)
+    }
+
     /// Sends `req` (retrying rate limits) and returns a successful response.
     pub async fn send(
         &self,

@@ -59,6 +59,16 @@ impl Endpoints {
         format!("{}{path}", self.api_url.trim_end_matches('/'))
     }
 
+    /// The revoke endpoint beside the token endpoint: the token URL's last segment replaced by
+    /// `revoke` (Google's `oauth2.googleapis.com/revoke`, Box's `api.box.com/oauth2/revoke`).
+    pub fn revoke_url(&self) -> String {
+        let token_url = &self.token_url;
+        match token_url.rsplit_once('/') {
+            Some((base, _)) => format!("{base}/revoke"),
+            None => format!("{token_url}/revoke"),
+        }
+    }
+
     /// `{content_url}{path}`, without a doubled slash.
     pub fn content(&self, path: &str) -> String {
         format!("{}{path}", self.content_url.trim_end_matches('/'))

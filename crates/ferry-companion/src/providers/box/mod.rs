@@ -107,15 +107,6 @@ impl BoxCloud {
         }
     }
 
-    /// `revoke` beside the token endpoint (`https://api.box.com/oauth2/revoke` by default).
-    fn revoke_url(&self) -> String {
-        let token_url = &self.endpoints.token_url;
-        match token_url.rsplit_once('/') {
-            Some((base, _)) => format!("{base}/revoke"),
-            None => format!("{token_url}/revoke"),
-        }
-    }
-
     /// Runs `call` with the newest tokens of `session`; if Box refuses the access token, the
     /// session is refreshed (once, shared with concurrent callers) and `call` repeated.
     async fn authed<T, F, Fut>(&self, session: &Session, call: F) -> Result<T, ProviderError>
@@ -135,12 +126,7 @@ impl BoxCloud {
         query: &[(&str, &str)],
     ) -> Result<Value, ProviderError> {
         self.authed(session, |s| {
-            let req = self
-                .api
-                .client()
-                .get(self.url(path))
-                .query(query)
-                .bearer_auth(&s.access_token);
+            let req = self.api.get(self.url(path), &s.access_token).query(query);
             self.api.json(req, box_error)
         })
         .await
@@ -164,12 +150,7 @@ impl BoxCloud {
         query: &[(&str, &str)],
     ) -> Result<Answer, ProviderError> {
         self.authed(session, |s| {
-            let req = self
-                .api
-                .client()
-                .get(self.url(path))
-                .query(query)
-                .bearer_auth(&s.access_token);
+            let req = self.api.get(self.url(path), &s.access_token).query(query);
             self.api.answer(req, box_error)
         })
         .await
@@ -229,7 +210,7 @@ impl Provider for BoxCloud {
     async fn revoke(&self, session: &Session) -> Result<Revoked, ProviderError> {
         // The newest tokens: the client's copy may hold ones already rotated away.
         let current = self.rotation.latest(session);
-        let req = self.api.client().post(self.revoke_url()).form(&[
+        let req = self.api.client().post(self.endpoints.revoke_url()).form(&[
             ("client_id", self.app.key.as_str()),
             ("client_secret", self.app.secret.as_str()),
             ("token", current.access_token.as_str()),

@@ -104,10 +104,8 @@ impl Drive {
     ) -> Result<Value, ProviderError> {
         let req = self
             .api
-            .client()
-            .get(self.url(path))
-            .query(query)
-            .bearer_auth(&session.access_token);
+            .get(self.url(path), &session.access_token)
+            .query(query);
         self.api.json(req, google_error).await
     }
 
@@ -160,15 +158,6 @@ impl Drive {
             read: google_error,
         }
     }
-
-    /// `revoke` beside the token endpoint (`https://oauth2.googleapis.com/revoke` by default).
-    fn revoke_url(&self) -> String {
-        let token_url = &self.endpoints.token_url;
-        match token_url.rsplit_once('/') {
-            Some((base, _)) => format!("{base}/revoke"),
-            None => format!("{token_url}/revoke"),
-        }
-    }
 }
 
 #[async_trait::async_trait]
@@ -199,7 +188,7 @@ impl Provider for Drive {
         let req = self
             .api
             .client()
-            .post(self.revoke_url())
+            .post(self.endpoints.revoke_url())
             .form(&[("token", session.access_token.as_str())]);
         let revoked = self.api.send(req, google_error).await.is_ok();
         Ok(Revoked {

@@ -122,12 +122,7 @@ impl OneDrive {
         query: &[(&str, &str)],
     ) -> Result<Value, ProviderError> {
         self.authed(session, |s| {
-            let req = self
-                .api
-                .client()
-                .get(self.url(path))
-                .query(query)
-                .bearer_auth(&s.access_token);
+            let req = self.api.get(self.url(path), &s.access_token).query(query);
             self.api.json(req, graph_error)
         })
         .await
@@ -171,11 +166,7 @@ impl OneDrive {
             let rest = rest.to_owned();
             page = self
                 .authed(session, |s| {
-                    let req = self
-                        .api
-                        .client()
-                        .get(self.url(&rest))
-                        .bearer_auth(&s.access_token);
+                    let req = self.api.get(self.url(&rest), &s.access_token);
                     self.api.json(req, graph_error)
                 })
                 .await?;
@@ -380,11 +371,8 @@ impl Provider for OneDrive {
         }
         let answer = self
             .authed(session, |s| {
-                let req = self
-                    .api
-                    .client()
-                    .get(self.url(&format!("/drives/{drive}/items/{item}/content")))
-                    .bearer_auth(&s.access_token);
+                let url = self.url(&format!("/drives/{drive}/items/{item}/content"));
+                let req = self.api.get(url, &s.access_token);
                 self.api.answer(req, graph_error)
             })
             .await?;
