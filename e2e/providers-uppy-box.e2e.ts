@@ -6,15 +6,12 @@
  * picking, and the import through `POST /box/get/{requestPath}` (Box's content redirect) and the
  * progress socket into `ferry`'s tus endpoint; stored bytes compared by sha256.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { build } from 'vite';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type Browser, launchBrowser } from './support/browser.ts';
+import type { Browser } from './support/browser.ts';
 import { sha256Of } from './support/core-page.ts';
-import { boxArgs, type RunningFakes, startFakes, startFerryWithProviders } from './support/fakes.ts';
+import { boxArgs, type RunningFakes } from './support/fakes.ts';
 import type { RunningFerry } from './support/ferry.ts';
+import { startUppyStack, type UppyStack } from './support/uppy-stack.ts';
 
 declare global {
   interface Window {
@@ -23,29 +20,18 @@ declare global {
   }
 }
 
-let dir: string;
+let stack: UppyStack | undefined;
 let fakes: RunningFakes;
 let ferry: RunningFerry;
 let browser: Browser;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'ferry-uppy-box-'));
-  await build({
-    root: resolve(import.meta.dirname, 'pages', 'providers-uppy-box'),
-    logLevel: 'error',
-    configFile: false,
-    build: { outDir: dir, emptyOutDir: true, minify: false },
-  });
-  fakes = await startFakes();
-  ferry = await startFerryWithProviders(fakes, [...boxArgs(fakes.fixture), '--ui-dir', dir]);
-  browser = await launchBrowser();
+  stack = await startUppyStack('providers-uppy-box', boxArgs);
+  ({ fakes, ferry, browser } = stack);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await ferry?.stop();
-  await fakes?.stop();
-  await rm(dir, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 test('@uppy/box signs in, lists the root and a folder, imports a file from the folder through ferry, bytes exact', async () => {

@@ -7,15 +7,12 @@
  * (Graph's content redirect) and the progress socket into `ferry`'s tus endpoint; stored bytes
  * compared by sha256.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { build } from 'vite';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type Browser, launchBrowser } from './support/browser.ts';
+import type { Browser } from './support/browser.ts';
 import { sha256Of } from './support/core-page.ts';
-import { onedriveArgs, type RunningFakes, startFakes, startFerryWithProviders } from './support/fakes.ts';
+import { onedriveArgs, type RunningFakes } from './support/fakes.ts';
 import type { RunningFerry } from './support/ferry.ts';
+import { startUppyStack, type UppyStack } from './support/uppy-stack.ts';
 
 declare global {
   interface Window {
@@ -24,29 +21,18 @@ declare global {
   }
 }
 
-let dir: string;
+let stack: UppyStack | undefined;
 let fakes: RunningFakes;
 let ferry: RunningFerry;
 let browser: Browser;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'ferry-uppy-onedrive-'));
-  await build({
-    root: resolve(import.meta.dirname, 'pages', 'providers-uppy-onedrive'),
-    logLevel: 'error',
-    configFile: false,
-    build: { outDir: dir, emptyOutDir: true, minify: false },
-  });
-  fakes = await startFakes();
-  ferry = await startFerryWithProviders(fakes, [...onedriveArgs(fakes.fixture), '--ui-dir', dir]);
-  browser = await launchBrowser();
+  stack = await startUppyStack('providers-uppy-onedrive', onedriveArgs);
+  ({ fakes, ferry, browser } = stack);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await ferry?.stop();
-  await fakes?.stop();
-  await rm(dir, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 test('@uppy/onedrive signs in, opens a SharePoint library and imports a file from it through ferry, bytes exact', async () => {

@@ -7,15 +7,12 @@
  * through `POST /drive/get/{requestPath}` + the progress socket into `ferry`'s tus endpoint. The
  * stored bytes are compared by sha256 with what the fake serves (the export for a Google Doc).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { build } from 'vite';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type Browser, launchBrowser } from './support/browser.ts';
+import type { Browser } from './support/browser.ts';
 import { sha256Of } from './support/core-page.ts';
-import { type RunningFakes, startFakes, startFerryWithProviders } from './support/fakes.ts';
+import type { RunningFakes } from './support/fakes.ts';
 import type { RunningFerry } from './support/ferry.ts';
+import { startUppyStack, type UppyStack } from './support/uppy-stack.ts';
 
 declare global {
   interface Window {
@@ -24,29 +21,18 @@ declare global {
   }
 }
 
-let dir: string;
+let stack: UppyStack | undefined;
 let fakes: RunningFakes;
 let ferry: RunningFerry;
 let browser: Browser;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'ferry-uppy-drive-'));
-  await build({
-    root: resolve(import.meta.dirname, 'pages', 'providers-uppy'),
-    logLevel: 'error',
-    configFile: false,
-    build: { outDir: dir, emptyOutDir: true, minify: false },
-  });
-  fakes = await startFakes();
-  ferry = await startFerryWithProviders(fakes, ['--ui-dir', dir]);
-  browser = await launchBrowser();
+  stack = await startUppyStack('providers-uppy');
+  ({ fakes, ferry, browser } = stack);
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await ferry?.stop();
-  await fakes?.stop();
-  await rm(dir, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 test('@uppy/google-drive signs in, lists and imports a file and a Google Doc through ferry, bytes exact', async () => {
