@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 async fn cancel_stops_the_running_step() {
     let dir = tempfile::tempdir().expect("dir");
     let s = start(config(dir.path(), false)).await;
-    let (origin, mut closed) = origin(b"").await;
+    let (origin, mut events) = origin(b"").await;
     let p = params(json!({"i": {"robot": "/http/import", "url": format!("http://{origin}/hang")}}));
     let (code, created) = create(&s.base, form(&p, &[])).await;
     assert_eq!(
@@ -26,7 +26,13 @@ async fn cancel_stops_the_running_step() {
         .as_str()
         .expect("url")
         .to_owned();
-    // The import is under way once the origin holds a connection; cancel it (as Uppy does: no body).
+    // Cancel once the import is under way (the origin holds its request), as Uppy does: no body.
+    let opened = tokio::time::timeout(Duration::from_secs(10), events.recv()).await;
+    assert_eq!(
+        opened,
+        Ok(Some("opened")),
+        "the import never reached the origin"
+    );
     let res = reqwest::Client::new()
         .delete(&url)
         .send()
@@ -38,9 +44,8 @@ async fn cancel_stops_the_running_step() {
         "ASSEMBLY_CANCELED"
     );
     // The running import was dropped: the origin sees its connection close.
-    tokio::time::timeout(Duration::from_secs(10), closed.recv())
-        .await
-        .expect("import stopped");
+    let closed = tokio::time::timeout(Duration::from_secs(10), events.recv()).await;
+    assert_eq!(closed, Ok(Some("closed")), "the import was not stopped");
     let status: Value = reqwest::get(&url)
         .await
         .expect("get")

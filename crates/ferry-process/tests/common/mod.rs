@@ -145,21 +145,29 @@ pub async fn settle(url: &str) -> Value {
     panic!("the assembly at {url} did not end");
 }
 
-/// An origin on loopback: `GET /file` answers `body`; `GET /hang` sends headers and then
-/// nothing, and reports on the channel when its connection closes.
-pub async fn origin(body: &'static [u8]) -> (SocketAddr, tokio::sync::mpsc::UnboundedReceiver<()>) {
+/// An origin for `/http/import`: `/file` answers `body`; `/hang` sends headers and then never a
+/// byte. The receiver hears `"opened"` when a `/hang` request reaches the handler and `"closed"`
+/// when its body is dropped (the importer hung up), so a test can wait for the import to be
+/// under way before it cancels.
+pub async fn origin(
+    body: &'static [u8],
+) -> (
+    SocketAddr,
+    tokio::sync::mpsc::UnboundedReceiver<&'static str>,
+) {
     use axum::routing::get;
-    let (closed_tx, closed_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel::<&'static str>();
     let hang = move || {
-        let closed = closed_tx.clone();
+        let events = events_tx.clone();
         async move {
-            struct OnDrop(tokio::sync::mpsc::UnboundedSender<()>);
+            struct OnDrop(tokio::sync::mpsc::UnboundedSender<&'static str>);
             impl Drop for OnDrop {
                 fn drop(&mut self) {
-                    let _ = self.0.send(());
+                    let _ = self.0.send("closed");
                 }
             }
-            let guard = OnDrop(closed);
+            let _ = events.send("opened");
+            let guard = OnDrop(events);
             let stream = futures_util::stream::once(async move {
                 let _guard = guard;
                 std::future::pending::<Result<bytes::Bytes, std::io::Error>>().await
@@ -173,5 +181,5 @@ pub async fn origin(body: &'static [u8]) -> (SocketAddr, tokio::sync::mpsc::Unbo
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move { axum::serve(listener, app).await.expect("origin") });
-    (addr, closed_rx)
+    (addr, events_rx)
 }
