@@ -109,6 +109,9 @@ async fn run_inner(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| program.display().to_string());
+    // The command line, for an operator (and bench/processing, which reruns it by hand); engine
+    // arguments are paths inside the Assembly's directory and validated options, never secrets.
+    tracing::debug!(program = %program.display(), args = ?args, "engine command");
     let mut command = Command::new(program);
     command
         .args(args)
