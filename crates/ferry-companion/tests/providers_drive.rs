@@ -301,7 +301,11 @@ async fn forged_replayed_and_cookieless_states_are_refused() {
         .expect("cross");
     assert_eq!(r.status(), 400);
     // The user denies access on the consent page.
-    env.google.state.consent_page.store(true, Ordering::SeqCst);
+    env.google
+        .state
+        .oauth
+        .consent_page
+        .store(true, Ordering::SeqCst);
     let r = env
         .http
         .get(

@@ -140,7 +140,8 @@ fn add_onedrive(g: &ferry_testkit::fake::onedrive::Graph) -> Value {
 
 /// The Box fixture (a folder of files and one at the root), behind the consent page.
 fn add_box(b: &ferry_testkit::fake::r#box::BoxState) -> Value {
-    b.consent_page
+    b.oauth
+        .consent_page
         .store(true, std::sync::atomic::Ordering::SeqCst);
     let mut files = Vec::new();
     let folder = b.add_folder("0", "Projects");
@@ -182,6 +183,7 @@ async fn main() {
     let dropbox = FakeDropbox::start("dropbox-client", "dropbox-secret").await;
     google
         .state
+        .oauth
         .consent_page
         .store(true, std::sync::atomic::Ordering::SeqCst);
 

@@ -8,7 +8,8 @@
 //!
 //! # Layout
 //!
-//! [`Faults`] and the download body helper here; [`google`]: [`google::FakeGoogle`];
+//! [`Faults`] and the download body helper here; [`oauth`]: the authorize / consent / token
+//! endpoints the OAuth fakes share ([`oauth::Authority`]); [`google`]: [`google::FakeGoogle`];
 //! [`instagram`]: [`instagram::FakeInstagram`]; [`r#box`]: [`r#box::FakeBox`];
 //! [`onedrive`]: [`onedrive::FakeOneDrive`]; [`unsplash`]: [`unsplash::FakeUnsplash`];
 //! [`dropbox`]: [`dropbox::FakeDropbox`].
@@ -17,6 +18,7 @@ pub mod r#box;
 pub mod dropbox;
 pub mod google;
 pub mod instagram;
+pub mod oauth;
 pub mod onedrive;
 pub mod unsplash;
 

@@ -7,22 +7,32 @@
 //! `Dropbox-API-Arg` header, metadata in `Dropbox-API-Result`, `Range` honoured). Paths resolve
 //! case-blind against the home namespace, or the team root under `Dropbox-API-Path-Root`.
 //! Faults: expired access token (`401 expired_access_token`), 429 with `Retry-After`, cut bodies.
+//!
+//! Here: the state, the API gate, the OAuth side (through the shared [`super::oauth`]) and the
+//! account; [`files`]: listing, revoke, downloads and thumbnails.
+
+mod files;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Form, Json, Router};
+use axum::{Json, Router};
 use base64::Engine;
 use bytes::Bytes;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::{Faults, download, found, random_hex};
+pub use files::thumbnail_of;
+
+use super::oauth::{
+    self, Authority, AuthorizeError, Dialect, Grant, OAuthServer, TokenError, bearer, lock,
+};
+use super::{Faults, random_hex};
 use crate::TestServer;
 
 /// The home namespace of the signed-in user; the team root is [`Dropbox::team_root`].
@@ -33,8 +43,8 @@ pub const TEAM_NS: &str = "2002";
 /// The fake's state.
 #[derive(Debug)]
 pub struct Dropbox {
-    pub client_id: String,
-    pub client_secret: String,
+    /// The app and its codes.
+    pub oauth: OAuthServer,
     pub email: String,
     pub faults: Faults,
     /// Seconds in `Retry-After` of a 429.
@@ -47,15 +57,10 @@ pub struct Dropbox {
     pub team: std::sync::atomic::AtomicBool,
     /// Files by lower-case path, per namespace id.
     files: Mutex<BTreeMap<(String, String), Bytes>>,
-    codes: Mutex<HashMap<String, (String, Option<String>)>>,
     access: Mutex<HashSet<String>>,
     refresh: Mutex<HashSet<String>>,
     revoked: Mutex<HashSet<String>>,
     expired: Mutex<HashSet<String>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn api_error(status: StatusCode, tag: &str) -> Response {
@@ -132,11 +137,7 @@ impl Dropbox {
             )
                 .into_response());
         }
-        let token = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        let Some(token) = token else {
+        let Some(token) = bearer(headers) else {
             return Err(api_error(StatusCode::UNAUTHORIZED, "missing_auth"));
         };
         if self.faults.expire_access.load(Ordering::SeqCst) || lock(&self.expired).contains(token) {
@@ -230,83 +231,83 @@ impl Dropbox {
 }
 
 type D = State<Arc<Dropbox>>;
-type Q = Query<HashMap<String, String>>;
 
-async fn authorize(State(d): D, Query(q): Q) -> Response {
-    if q.get("client_id") != Some(&d.client_id)
-        || q.get("response_type").map(String::as_str) != Some("code")
-        || q.get("token_access_type").map(String::as_str) != Some("offline")
-    {
-        return (
-            StatusCode::BAD_REQUEST,
-            "Invalid client_id, response_type or token_access_type",
+/// Dropbox's authorization server: PKCE, no consent page (it approves at once), and refresh
+/// tokens that last (a refresh returns only a new access token).
+const DIALECT: Dialect = Dialect {
+    code_prefix: "",
+    code_bytes: 16,
+    pkce: true,
+    scope_required: false,
+    redirect_optional: false,
+    consent: None,
+};
+
+impl Authority for Dropbox {
+    fn oauth(&self) -> &OAuthServer {
+        &self.oauth
+    }
+
+    fn account(&self) -> &str {
+        &self.email
+    }
+
+    fn check_authorize(&self, q: &HashMap<String, String>) -> Result<(), Response> {
+        if q.get("token_access_type").map(String::as_str) != Some("offline") {
+            return Err(self.authorize_refusal(AuthorizeError::ResponseType));
+        }
+        Ok(())
+    }
+
+    fn authorize_refusal(&self, why: AuthorizeError) -> Response {
+        let text = match why {
+            AuthorizeError::UnknownClient | AuthorizeError::ResponseType => {
+                "Invalid client_id, response_type or token_access_type"
+            }
+            AuthorizeError::ChallengeMethod => "unsupported code_challenge_method",
+            AuthorizeError::MissingParameter | AuthorizeError::NoScope => "invalid_request",
+        };
+        (StatusCode::BAD_REQUEST, text).into_response()
+    }
+
+    fn token_refusal(&self, why: TokenError) -> Response {
+        match why {
+            TokenError::InvalidClient => {
+                oauth_error("invalid_client", "Invalid client_id or client_secret")
+            }
+            TokenError::UnknownCode => {
+                oauth_error("invalid_grant", "code doesn't exist or has expired")
+            }
+            TokenError::RedirectMismatch => oauth_error("invalid_grant", "redirect_uri mismatch"),
+            TokenError::VerifierMismatch => oauth_error("invalid_grant", "invalid code verifier"),
+            TokenError::UnsupportedGrant => {
+                oauth_error("unsupported_grant_type", "grant_type is not supported")
+            }
+        }
+    }
+
+    fn issue(&self, _grant: &Grant) -> Response {
+        let refresh = format!("rt.fake{}", random_hex(16));
+        lock(&self.refresh).insert(refresh.clone());
+        Json(
+            json!({"access_token": self.issue_access(), "token_type": "bearer",
+            "expires_in": 14400, "refresh_token": refresh,
+            "scope": "account_info.read files.content.read files.metadata.read",
+            "uid": "12345", "account_id": "dbid:fake"}),
         )
-            .into_response();
+        .into_response()
     }
-    let (Some(redirect_uri), Some(state)) = (q.get("redirect_uri"), q.get("state")) else {
-        return (StatusCode::BAD_REQUEST, "invalid_request").into_response();
-    };
-    let challenge = match q.get("code_challenge_method").map(String::as_str) {
-        Some("S256") => q.get("code_challenge").cloned(),
-        None => None,
-        Some(_) => {
-            return (StatusCode::BAD_REQUEST, "unsupported code_challenge_method").into_response();
-        }
-    };
-    let code = random_hex(16);
-    lock(&d.codes).insert(code.clone(), (redirect_uri.clone(), challenge));
-    let Ok(mut url) = url::Url::parse(redirect_uri) else {
-        return (StatusCode::BAD_REQUEST, "bad redirect_uri").into_response();
-    };
-    url.query_pairs_mut()
-        .append_pair("code", &code)
-        .append_pair("state", state);
-    found(url.as_str())
-}
 
-async fn token(State(d): D, Form(f): Form<HashMap<String, String>>) -> Response {
-    if f.get("client_id") != Some(&d.client_id) || f.get("client_secret") != Some(&d.client_secret)
-    {
-        return oauth_error("invalid_client", "Invalid client_id or client_secret");
-    }
-    match f.get("grant_type").map(String::as_str) {
-        Some("authorization_code") => {
-            let Some((uri, challenge)) = f.get("code").and_then(|c| lock(&d.codes).remove(c))
-            else {
-                return oauth_error("invalid_grant", "code doesn't exist or has expired");
-            };
-            if Some(&uri) != f.get("redirect_uri") {
-                return oauth_error("invalid_grant", "redirect_uri mismatch");
-            }
-            if let Some(challenge) = challenge {
-                let verifier = f.get("code_verifier").map(String::as_str).unwrap_or("");
-                let hashed = base64::engine::general_purpose::URL_SAFE_NO_PAD
-                    .encode(Sha256::digest(verifier.as_bytes()));
-                if hashed != challenge {
-                    return oauth_error("invalid_grant", "invalid code verifier");
-                }
-            }
-            let refresh = format!("rt.fake{}", random_hex(16));
-            lock(&d.refresh).insert(refresh.clone());
-            Json(
-                json!({"access_token": d.issue_access(), "token_type": "bearer",
-                "expires_in": 14400, "refresh_token": refresh,
-                "scope": "account_info.read files.content.read files.metadata.read",
-                "uid": "12345", "account_id": "dbid:fake"}),
-            )
+    fn refresh(&self, f: &HashMap<String, String>) -> Response {
+        let old = f.get("refresh_token").cloned().unwrap_or_default();
+        if self.faults.revoke_refresh.load(Ordering::SeqCst) || !lock(&self.refresh).contains(&old)
+        {
+            return oauth_error("invalid_grant", "refresh token is invalid or revoked");
+        }
+        // Dropbox keeps the refresh token; only a new access token comes back.
+        self.refreshes.fetch_add(1, Ordering::SeqCst);
+        Json(json!({"access_token": self.issue_access(), "token_type": "bearer", "expires_in": 14400}))
             .into_response()
-        }
-        Some("refresh_token") => {
-            let old = f.get("refresh_token").cloned().unwrap_or_default();
-            if d.faults.revoke_refresh.load(Ordering::SeqCst) || !lock(&d.refresh).contains(&old) {
-                return oauth_error("invalid_grant", "refresh token is invalid or revoked");
-            }
-            // Dropbox keeps the refresh token; only a new access token comes back.
-            d.refreshes.fetch_add(1, Ordering::SeqCst);
-            Json(json!({"access_token": d.issue_access(), "token_type": "bearer", "expires_in": 14400}))
-                .into_response()
-        }
-        _ => oauth_error("unsupported_grant_type", "grant_type is not supported"),
     }
 }
 
@@ -328,152 +329,6 @@ async fn current_account(State(d): D, headers: HeaderMap) -> Response {
     .into_response()
 }
 
-/// Cursor: base64 of `ns|dir|offset|limit`.
-fn cursor(ns: &str, dir: &str, offset: usize, limit: usize) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{ns}|{dir}|{offset}|{limit}"))
-}
-
-fn page(d: &Dropbox, ns: &str, dir: &str, offset: usize, limit: usize) -> Response {
-    let Some(all) = d.children(ns, dir) else {
-        return endpoint_error("path/not_found/..");
-    };
-    let end = (offset + limit).min(all.len());
-    let entries = all.get(offset..end).unwrap_or_default().to_vec();
-    Json(json!({"entries": entries, "cursor": cursor(ns, dir, end, limit), "has_more": end < all.len()}))
-        .into_response()
-}
-
-async fn list_folder(State(d): D, headers: HeaderMap, body: Bytes) -> Response {
-    let ns = match d.gate(&headers) {
-        Ok(ns) => ns,
-        Err(r) => return r,
-    };
-    let Ok(arg) = serde_json::from_slice::<Value>(&body) else {
-        return (StatusCode::BAD_REQUEST, "Error in call to API function \"files/list_folder\": request body: could not decode input as JSON").into_response();
-    };
-    let path = arg.get("path").and_then(Value::as_str).unwrap_or("/");
-    if !(path.is_empty() || (path.starts_with('/') && !path.ends_with('/'))) {
-        return (StatusCode::BAD_REQUEST, "Error in call to API function \"files/list_folder\": request body: path: 'x' did not match pattern").into_response();
-    }
-    let limit = arg
-        .get("limit")
-        .and_then(Value::as_u64)
-        .unwrap_or(500)
-        .clamp(1, 2000) as usize;
-    page(&d, &ns, path, 0, limit)
-}
-
-async fn list_continue(State(d): D, headers: HeaderMap, body: Bytes) -> Response {
-    let ns = match d.gate(&headers) {
-        Ok(ns) => ns,
-        Err(r) => return r,
-    };
-    let raw = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|v| v.get("cursor").and_then(Value::as_str).map(str::to_owned))
-        .and_then(|c| {
-            base64::engine::general_purpose::URL_SAFE_NO_PAD
-                .decode(c)
-                .ok()
-        })
-        .and_then(|b| String::from_utf8(b).ok());
-    let parts: Option<(String, String, usize, usize)> = raw.and_then(|r| {
-        let mut it = r.splitn(4, '|');
-        Some((
-            it.next()?.to_owned(),
-            it.next()?.to_owned(),
-            it.next()?.parse().ok()?,
-            it.next()?.parse().ok()?,
-        ))
-    });
-    match parts {
-        Some((cns, dir, offset, limit)) if cns == ns => page(&d, &ns, &dir, offset, limit),
-        _ => endpoint_error("reset/.."),
-    }
-}
-
-async fn revoke(State(d): D, headers: HeaderMap) -> Response {
-    if let Err(r) = d.gate(&headers) {
-        return r;
-    }
-    let token = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("")
-        .to_owned();
-    lock(&d.access).remove(&token);
-    lock(&d.revoked).insert(token);
-    Json(Value::Null).into_response()
-}
-
-/// The `Dropbox-API-Arg` header, parsed (it must be ASCII: non-ASCII arrives `\u` escaped).
-fn arg(headers: &HeaderMap) -> Option<Value> {
-    let raw = headers.get("dropbox-api-arg")?;
-    if !raw.as_bytes().iter().all(u8::is_ascii) {
-        return None;
-    }
-    serde_json::from_slice(raw.as_bytes()).ok()
-}
-
-async fn file_download(State(d): D, headers: HeaderMap) -> Response {
-    let ns = match d.gate(&headers) {
-        Ok(ns) => ns,
-        Err(r) => return r,
-    };
-    let Some(path) =
-        arg(&headers).and_then(|a| a.get("path").and_then(Value::as_str).map(str::to_owned))
-    else {
-        return (
-            StatusCode::BAD_REQUEST,
-            "Error in call to API function \"files/download\": Bad Dropbox-API-Arg",
-        )
-            .into_response();
-    };
-    let (real, content) = match d.file(&ns, &path) {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
-    let meta = Dropbox::meta(&real, Some(content.len()));
-    let mut resp = download(content, "application/octet-stream", &headers, &d.faults);
-    if let Ok(v) = meta.to_string().parse() {
-        resp.headers_mut().insert("dropbox-api-result", v);
-    }
-    resp
-}
-
-async fn thumbnail(State(d): D, headers: HeaderMap) -> Response {
-    let ns = match d.gate(&headers) {
-        Ok(ns) => ns,
-        Err(r) => return r,
-    };
-    let a = arg(&headers).unwrap_or(Value::Null);
-    let path = a.pointer("/resource/path").and_then(Value::as_str);
-    if a.pointer("/resource/.tag").and_then(Value::as_str) != Some("path") || path.is_none() {
-        return (StatusCode::BAD_REQUEST, "Bad Dropbox-API-Arg").into_response();
-    }
-    let (real, content) = match d.file(&ns, path.unwrap_or_default()) {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
-    let image = thumbnail_of(&content);
-    let meta = Dropbox::meta(&real, Some(content.len()));
-    let mut resp = (
-        [(header::CONTENT_TYPE, "application/octet-stream")],
-        Bytes::from(image),
-    )
-        .into_response();
-    if let Ok(v) = json!({"file_metadata": meta}).to_string().parse() {
-        resp.headers_mut().insert("dropbox-api-result", v);
-    }
-    resp
-}
-
-/// The thumbnail bytes the fake serves for `content`.
-pub fn thumbnail_of(content: &[u8]) -> Vec<u8> {
-    [b"JPEGTHUMB:".as_slice(), &Sha256::digest(content)].concat()
-}
-
 /// A running fake Dropbox: one server is the authorize page, the API and the content host.
 #[derive(Debug)]
 pub struct FakeDropbox {
@@ -485,8 +340,7 @@ impl FakeDropbox {
     /// Starts a fake Dropbox knowing the app `client_id` / `client_secret`.
     pub async fn start(client_id: &str, client_secret: &str) -> Self {
         let state = Arc::new(Dropbox {
-            client_id: client_id.into(),
-            client_secret: client_secret.into(),
+            oauth: OAuthServer::new(client_id, client_secret, DIALECT),
             email: "fake.user@example.com".into(),
             faults: Faults::default(),
             retry_after: AtomicU64::new(1),
@@ -494,21 +348,20 @@ impl FakeDropbox {
             refreshes: AtomicU64::new(0),
             team: std::sync::atomic::AtomicBool::new(false),
             files: Mutex::default(),
-            codes: Mutex::default(),
             access: Mutex::default(),
             refresh: Mutex::default(),
             revoked: Mutex::default(),
             expired: Mutex::default(),
         });
         let router = Router::new()
-            .route("/oauth2/authorize", get(authorize))
-            .route("/oauth2/token", post(token))
+            .route("/oauth2/authorize", get(oauth::authorize::<Dropbox>))
+            .route("/oauth2/token", post(oauth::token::<Dropbox>))
             .route("/2/users/get_current_account", post(current_account))
-            .route("/2/files/list_folder", post(list_folder))
-            .route("/2/files/list_folder/continue", post(list_continue))
-            .route("/2/auth/token/revoke", post(revoke))
-            .route("/content/2/files/download", post(file_download))
-            .route("/content/2/files/get_thumbnail_v2", post(thumbnail))
+            .route("/2/files/list_folder", post(files::list_folder))
+            .route("/2/files/list_folder/continue", post(files::list_continue))
+            .route("/2/auth/token/revoke", post(files::revoke))
+            .route("/content/2/files/download", post(files::file_download))
+            .route("/content/2/files/get_thumbnail_v2", post(files::thumbnail))
             .with_state(state.clone());
         let server = TestServer::start(router).await;
         Self { server, state }
