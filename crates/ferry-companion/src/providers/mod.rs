@@ -244,17 +244,49 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
         ))
     }
 
-    /// Swaps an authorization code for a session (and fills in the username).
+    /// The provider's standard OAuth2 token endpoint, which the default [`exchange_code`] and
+    /// [`refresh`] use. `None` (the default): the provider overrides both.
+    ///
+    /// [`exchange_code`]: Provider::exchange_code
+    /// [`refresh`]: Provider::refresh
+    fn oauth2(&self) -> Option<oauth2::TokenEndpoint<'_>> {
+        None
+    }
+
+    /// Completes a session fresh from the code swap: its username, and whatever the provider
+    /// caches in [`Session::extra`].
+    async fn signed_in(&self, session: Session) -> Result<Session, ProviderError> {
+        Ok(session)
+    }
+
+    /// Swaps an authorization code for a session through [`Provider::oauth2`], then
+    /// [`Provider::signed_in`] fills it in.
     async fn exchange_code(
         &self,
         code: &str,
         redirect_uri: &str,
         verifier: Option<&str>,
-    ) -> Result<Session, ProviderError>;
+    ) -> Result<Session, ProviderError> {
+        let Some(endpoint) = self.oauth2() else {
+            return Err(ProviderError::BadRequest(format!(
+                "{} has no sign-in",
+                self.info().name
+            )));
+        };
+        let session = endpoint
+            .session_from_code(code, redirect_uri, verifier)
+            .await?;
+        self.signed_in(session).await
+    }
 
     /// A session with a fresh access token (and the new refresh token if the provider rotated
-    /// it). [`ProviderError::Auth`] when the refresh is refused.
-    async fn refresh(&self, session: &Session) -> Result<Session, ProviderError>;
+    /// it), through [`Provider::oauth2`]. [`ProviderError::Auth`] when the refresh is refused.
+    async fn refresh(&self, session: &Session) -> Result<Session, ProviderError> {
+        match self.oauth2() {
+            Some(endpoint) => endpoint.refresh(session).await,
+            None => Err(ProviderError::Auth),
+        }
+    }
 
     /// Revokes the session at the provider, where it can.
     async fn revoke(&self, session: &Session) -> Result<Revoked, ProviderError>;

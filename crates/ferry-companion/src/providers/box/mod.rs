@@ -186,16 +186,11 @@ impl Provider for BoxCloud {
         &self.info
     }
 
-    async fn exchange_code(
-        &self,
-        code: &str,
-        redirect_uri: &str,
-        verifier: Option<&str>,
-    ) -> Result<Session, ProviderError> {
-        let mut session = self
-            .token_endpoint()
-            .session_from_code(code, redirect_uri, verifier)
-            .await?;
+    fn oauth2(&self) -> Option<TokenEndpoint<'_>> {
+        Some(self.token_endpoint())
+    }
+
+    async fn signed_in(&self, mut session: Session) -> Result<Session, ProviderError> {
         session.username = self.username(&session).await?;
         Ok(session)
     }

@@ -166,22 +166,13 @@ impl Provider for Drive {
         &self.info
     }
 
-    async fn exchange_code(
-        &self,
-        code: &str,
-        redirect_uri: &str,
-        verifier: Option<&str>,
-    ) -> Result<Session, ProviderError> {
-        let mut session = self
-            .token_endpoint()
-            .session_from_code(code, redirect_uri, verifier)
-            .await?;
-        session.username = self.username(&session).await?;
-        Ok(session)
+    fn oauth2(&self) -> Option<TokenEndpoint<'_>> {
+        Some(self.token_endpoint())
     }
 
-    async fn refresh(&self, session: &Session) -> Result<Session, ProviderError> {
-        self.token_endpoint().refresh(session).await
+    async fn signed_in(&self, mut session: Session) -> Result<Session, ProviderError> {
+        session.username = self.username(&session).await?;
+        Ok(session)
     }
 
     async fn revoke(&self, session: &Session) -> Result<Revoked, ProviderError> {

@@ -208,16 +208,11 @@ impl Provider for Dropbox {
         &self.info
     }
 
-    async fn exchange_code(
-        &self,
-        code: &str,
-        redirect_uri: &str,
-        verifier: Option<&str>,
-    ) -> Result<Session, ProviderError> {
-        let mut session = self
-            .token_endpoint()
-            .session_from_code(code, redirect_uri, verifier)
-            .await?;
+    fn oauth2(&self) -> Option<TokenEndpoint<'_>> {
+        Some(self.token_endpoint())
+    }
+
+    async fn signed_in(&self, mut session: Session) -> Result<Session, ProviderError> {
         let account = self.account(&session).await?;
         // Cached so lists and downloads skip a call; an empty email still marks it cached.
         session.username = Some(account.email.unwrap_or_default());
@@ -227,10 +222,6 @@ impl Provider for Dropbox {
                 .insert(ROOT_NAMESPACE.into(), Value::from(root));
         }
         Ok(session)
-    }
-
-    async fn refresh(&self, session: &Session) -> Result<Session, ProviderError> {
-        self.token_endpoint().refresh(session).await
     }
 
     async fn revoke(&self, session: &Session) -> Result<Revoked, ProviderError> {
