@@ -11,6 +11,7 @@
 //! - [`auth`]: signatures and expiry; [`limits`]: caps on params; [`error`]: the error answer.
 //! - [`steps`]: instructions checked and ordered, templates, `${...}` variables.
 //! - [`robots`]: the robots and their parameters; [`engines`]: the engine adapters.
+//! - [`live`]: update streams' channels and what they send.
 //! - [`notify`]: `notify_url` webhooks; [`tus`]: uploads arriving through the tus endpoint.
 //! - [`mime`]: file types from content; [`id`]: Assembly and file ids.
 
@@ -21,6 +22,7 @@ pub mod engines;
 pub mod error;
 pub mod id;
 pub mod limits;
+pub mod live;
 pub mod mime;
 pub mod notify;
 pub mod robots;

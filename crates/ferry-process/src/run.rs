@@ -112,11 +112,9 @@ pub(crate) async fn execute(svc: &Service, id: &Id, cancel: CancellationToken) {
 /// here; a file it cannot read keeps an empty `meta`.
 async fn with_meta(svc: &Service, id: &Id, a: Assembly, ctx: &Ctx) -> Assembly {
     let programs = &ctx.engines.programs;
-    if programs.ffprobe.is_none() || a.uploads.iter().all(|u| !u.meta.is_empty()) {
-        return a;
-    }
+    let probe = programs.ffprobe.is_some() && a.uploads.iter().any(|u| u.meta.is_empty());
     let mut metas = Vec::with_capacity(a.uploads.len());
-    for u in &a.uploads {
+    for u in a.uploads.iter().filter(|_| probe) {
         let path = ctx.dir.join(&u.path);
         let probed =
             crate::engines::probe::probe(programs, &path, &ctx.engines.limits, &ctx.cancel).await;
@@ -124,6 +122,8 @@ async fn with_meta(svc: &Service, id: &Id, a: Assembly, ctx: &Ctx) -> Assembly {
     }
     let updated = svc
         .update(id, |rec| {
+            // Said once on the update stream (`assembly_upload_meta_data_extracted`).
+            rec.upload_meta_data_extracted = true;
             for (u, meta) in rec.uploads.iter_mut().zip(&metas) {
                 if let Some(serde_json::Value::Object(m)) = meta {
                     u.meta = m.clone();

@@ -59,6 +59,8 @@ pub(crate) struct Inner {
     running: Mutex<HashMap<Id, CancellationToken>>,
     pub workers: Arc<Semaphore>,
     pub notifier: crate::notify::Notifier,
+    /// Wakes the update streams of a saved Assembly.
+    pub live: crate::live::Live,
 }
 
 impl Service {
@@ -75,6 +77,7 @@ impl Service {
             write: tokio::sync::Mutex::new(()),
             running: Mutex::new(HashMap::new()),
             notifier,
+            live: crate::live::Live::default(),
         }));
         for a in svc.0.store.all().await? {
             if a.state == State::Executing {
@@ -96,6 +99,11 @@ impl Service {
         &self.0.config
     }
 
+    /// The update streams' channels and bounds.
+    pub fn live(&self) -> &crate::live::Live {
+        &self.0.live
+    }
+
     /// Assembly `id`, if it exists.
     pub async fn load(&self, id: &Id) -> io::Result<Option<Assembly>> {
         self.0.store.load(id).await
@@ -113,6 +121,7 @@ impl Service {
         };
         let r = f(&mut a);
         self.0.store.save(&a).await?;
+        self.0.live.poke(id);
         Ok(Some((a, r)))
     }
 

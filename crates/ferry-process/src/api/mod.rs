@@ -3,12 +3,14 @@
 //! - `POST /assemblies`, `POST /assemblies/{id}` ([`create`]): a new Assembly from a multipart
 //!   form, files in it streamed to disk;
 //! - `GET /assemblies/{id}` (the Assembly Status), `DELETE /assemblies/{id}` (cancel),
-//!   `GET /assemblies/{id}/files/{file_id}` (an upload's or result's bytes) ([`read`]).
+//!   `GET /assemblies/{id}/files/{file_id}` (an upload's or result's bytes) ([`read`]);
+//! - `GET /assemblies/{id}/stream` ([`stream`]): live updates as server-sent events.
 //!
 //! CORS for `--cors-origins`: the `Transloadit-Client` and `X-Request-ID` headers browsers send.
 
 pub mod create;
 pub mod read;
+pub mod stream;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -30,6 +32,7 @@ pub fn router(service: Service) -> Router {
                 .delete(read::cancel),
         )
         .route("/assemblies/{id}/files/{file}", get(read::file))
+        .route("/assemblies/{id}/stream", get(stream::stream))
         // Files in the form are streamed to disk under --max-size; no body cap of axum's own.
         .layer(DefaultBodyLimit::disable())
         .layer(cors)
@@ -57,5 +60,6 @@ fn cors(origins: &[String]) -> CorsLayer {
             HeaderName::from_static("x-request-id"),
             HeaderName::from_static("content-type"),
             HeaderName::from_static("accept"),
+            HeaderName::from_static("last-event-id"),
         ])
 }

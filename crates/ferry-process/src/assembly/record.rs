@@ -211,6 +211,9 @@ pub struct Assembly {
     pub execution_duration: Option<f64>,
     /// Set when the Assembly was restarted after the server stopped while it ran.
     pub warnings: Vec<String>,
+    /// Whether the uploads' `meta` was filled in (execution began).
+    #[serde(default)]
+    pub upload_meta_data_extracted: bool,
 }
 
 impl Assembly {
@@ -254,6 +257,7 @@ impl Assembly {
             finished: None,
             execution_duration: None,
             warnings: Vec::new(),
+            upload_meta_data_extracted: false,
         }
     }
 

@@ -56,6 +56,7 @@ pub fn status(a: &Assembly, urls: &Urls) -> Value {
         "execution_duration": a.execution_duration,
         "last_job_completed": a.finished,
         "start_date": a.created,
+        "upload_meta_data_extracted": a.upload_meta_data_extracted,
     });
     let Value::Object(map) = &mut out else {
         return out;
