@@ -373,6 +373,32 @@ impl S3Client {
         .map(drop)
     }
 
+    /// Writes `key` from `body` of `size` bytes in one PUT (a streamed body is never held
+    /// whole), with `headers` such as `content-type` or `x-amz-acl` signed in.
+    pub async fn put_with(
+        &self,
+        key: &str,
+        headers: &[(String, String)],
+        size: u64,
+        body: impl Into<Payload>,
+    ) -> Result<(), S3Error> {
+        let mut action = self.bucket.put_object(Some(&self.credentials), key);
+        for (name, value) in headers {
+            action.headers_mut().insert(name.clone(), value.clone());
+        }
+        let mut sent = headers.to_vec();
+        sent.push(("content-length".to_owned(), size.to_string()));
+        self.send(
+            "PutObject",
+            Method::PUT,
+            action.sign(CALL_TTL),
+            &sent,
+            Some(body.into()),
+        )
+        .await
+        .map(drop)
+    }
+
     /// Deletes `key`; a missing object is fine.
     pub async fn delete(&self, key: &str) -> Result<(), S3Error> {
         let url = self

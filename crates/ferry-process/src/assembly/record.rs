@@ -87,6 +87,10 @@ pub struct FileRecord {
     pub step: String,
     /// The URL it was imported from (`/http/import`).
     pub import_url: Option<String>,
+    /// Where a store robot put it (`/s3/store`): the status's `url` and `ssl_url` instead of
+    /// ferry's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 impl FileRecord {
@@ -111,6 +115,7 @@ impl FileRecord {
             user_meta: Map::new(),
             step: crate::steps::ORIGINAL.to_owned(),
             import_url: None,
+            url: None,
         }
     }
 
@@ -143,6 +148,7 @@ impl FileRecord {
             path,
             step: step.to_owned(),
             import_url: input.import_url.clone(),
+            url: None,
         }
     }
 }
@@ -189,7 +195,8 @@ pub struct Assembly {
     pub id: Id,
     pub state: State,
     pub error: Option<Failure>,
-    /// The request's params, without `auth` (never echoed: it may hold limits of the signer).
+    /// The request's params, without `auth` (never echoed: it may hold limits of the signer)
+    /// and with store credentials redacted.
     pub params: Value,
     pub steps: Vec<Step>,
     pub fields: Map<String, Value>,
@@ -237,6 +244,7 @@ impl Assembly {
         if let Value::Object(map) = &mut shown {
             map.remove("auth");
         }
+        crate::robots::s3store::redact(&mut shown);
         Self {
             id,
             state: State::Uploading,

@@ -82,7 +82,10 @@ pub fn status(a: &Assembly, urls: &Urls) -> Value {
 
 /// A file object; its `url` serves the bytes (`{assembly}/files/{id}`).
 pub fn file_json(f: &FileRecord, assembly_url: &str) -> Value {
-    let url = format!("{assembly_url}/files/{}", f.id);
+    let url = f
+        .url
+        .clone()
+        .unwrap_or_else(|| format!("{assembly_url}/files/{}", f.id));
     let is_upload = f.step == crate::steps::ORIGINAL;
     let mut out = json!({
         "id": f.id,

@@ -40,6 +40,9 @@ pub struct OptimizeOutput {
     pub size_before: u64,
     /// Output size in bytes (never above `size_before`).
     pub size_after: u64,
+    /// Its dimensions, when libvips read them (unchanged by optimizing).
+    pub width: Option<u64>,
+    pub height: Option<u64>,
 }
 
 /// Optimizes `input` into `output` (same format, so the caller keeps the input's extension).
@@ -106,6 +109,8 @@ pub async fn optimize(
         format,
         size_before,
         size_after: best.len() as u64,
+        width: header.as_ref().map(|h| h.width),
+        height: header.as_ref().map(|h| h.height),
     })
 }
 

@@ -1,4 +1,5 @@
-//! The robots that run an engine: `/image/resize` (libvips), `/video/encode`, `/video/thumbs`,
+//! The robots that run an engine: `/image/resize`, `/image/optimize` (libvips), `/video/encode`,
+//! `/video/thumbs`,
 //! `/audio/encode` (ffmpeg), `/file/virusscan` (clamd). Each input file of a kind the robot
 //! handles is handed to its adapter in [`crate::engines`] with an output path inside the
 //! Assembly's `results/`; other files are skipped unless `force_accept` is set, as Transloadit's
@@ -33,8 +34,12 @@ impl Engines {
     pub fn runs(&self, robot: Robot) -> bool {
         let p = &self.programs;
         match robot {
-            Robot::UploadHandle | Robot::FileFilter | Robot::HttpImport => true,
-            Robot::ImageResize => p.vips.is_some() && p.vipsheader.is_some(),
+            Robot::UploadHandle
+            | Robot::FileFilter
+            | Robot::HttpImport
+            | Robot::FileCompress
+            | Robot::S3Store => true,
+            Robot::ImageResize | Robot::ImageOptimize => p.vips.is_some() && p.vipsheader.is_some(),
             Robot::VideoEncode | Robot::VideoThumbs | Robot::AudioEncode => {
                 p.ffmpeg.is_some() && p.ffprobe.is_some()
             }
@@ -61,7 +66,7 @@ pub fn validate(
 /// Whether `robot` handles files of `kind`.
 fn handles(robot: Robot, kind: Option<&str>) -> bool {
     match robot {
-        Robot::ImageResize => kind == Some("image"),
+        Robot::ImageResize | Robot::ImageOptimize => kind == Some("image"),
         Robot::VideoEncode | Robot::VideoThumbs => kind == Some("video"),
         Robot::AudioEncode => matches!(kind, Some("audio" | "video")),
         _ => true,
@@ -111,6 +116,7 @@ fn failure(robot: Robot, e: EngineError) -> StepError {
         (EngineError::TimedOut { .. }, _) => "INTERNAL_COMMAND_TIMEOUT",
         (e, r) if e.is_validation() => validation_code(r),
         (_, Robot::ImageResize) => "IMAGE_RESIZE_ERROR",
+        (_, Robot::ImageOptimize) => "IMAGE_OPTIMIZE_ERROR",
         _ => "INTERNAL_COMMAND_ERROR",
     };
     StepError::new(code, e.to_string())
@@ -226,6 +232,34 @@ async fn one(
                 out.push(result(ctx, step, file, tid, &t.path, mime, meta).await?);
             }
             out
+        }
+        MediaParams::Optimize(p) => {
+            // Same format out as in: the input's extension when it is a plain one.
+            let ext = Some(file.ext.as_str()).filter(|x| {
+                !x.is_empty() && x.len() <= 8 && x.bytes().all(|b| b.is_ascii_alphanumeric())
+            });
+            let out = match ext {
+                Some(x) => base.with_extension(x),
+                None => base,
+            };
+            let o = crate::engines::optimize::optimize(
+                &e.programs,
+                input,
+                &out,
+                p,
+                &e.limits,
+                &ctx.cancel,
+            )
+            .await?;
+            // The optimizer keeps the pixels: the upload's meta (from ffprobe) still holds,
+            // with the dimensions libvips read.
+            let mut meta = file.meta.clone();
+            if let (Some(w), Some(h)) = (o.width, o.height) {
+                meta.insert("width".into(), w.into());
+                meta.insert("height".into(), h.into());
+            }
+            let mime = o.format.map_or(file.mime.as_str(), |f| f.mime());
+            vec![result(ctx, step, file, id, &o.path, mime, Value::Object(meta)).await?]
         }
         MediaParams::Scan => {
             let Some(clamd) = &e.clamd else {

@@ -242,6 +242,7 @@ mod tests {
             name: "f".into(),
             robot: super::super::Robot::FileFilter,
             uses: vec![],
+            bundle: false,
             export: true,
             params,
         }

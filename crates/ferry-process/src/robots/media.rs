@@ -9,6 +9,7 @@ use crate::engines::EngineError;
 use crate::engines::audio::{AudioEncodeParams, AudioPreset};
 use crate::engines::ffopts::{FfmpegOptions, check_ffmpeg_stack};
 use crate::engines::image::{Gravity, ImageFormat, ResizeParams, ResizeStrategy, Rgba};
+use crate::engines::optimize::OptimizeParams;
 use crate::engines::thumbs::{Offset, ThumbFormat, ThumbsParams};
 use crate::engines::video::{VideoEncodeParams, VideoPreset, VideoResize};
 
@@ -19,6 +20,7 @@ pub enum MediaParams {
     Video(VideoEncodeParams),
     Thumbs(ThumbsParams),
     Audio(AudioEncodeParams),
+    Optimize(OptimizeParams),
     Scan,
 }
 
@@ -60,6 +62,12 @@ fn own(robot: Robot) -> &'static [&'static str] {
         ],
         Robot::AudioEncode => &["preset", "bitrate", "sample_rate", "ffmpeg", "ffmpeg_stack"],
         Robot::FileVirusscan => &["error_on_decline", "error_msg"],
+        Robot::ImageOptimize => &[
+            "priority",
+            "progressive",
+            "preserve_meta_data",
+            "fix_breaking_images",
+        ],
         _ => &[],
     }
 }
@@ -71,6 +79,7 @@ pub fn validation_code(robot: Robot) -> &'static str {
         Robot::VideoEncode => "VIDEO_ENCODE_VALIDATION",
         Robot::VideoThumbs => "VIDEO_THUMBS_VALIDATION",
         Robot::AudioEncode => "AUDIO_ENCODE_VALIDATION",
+        Robot::ImageOptimize => "IMAGE_OPTIMIZE_VALIDATION",
         _ => "FILE_VIRUSSCAN_VALIDATION",
     }
 }
@@ -178,6 +187,27 @@ pub fn parse(robot: Robot, params: &Map<String, Value>) -> Result<MediaParams, S
             p.ffmpeg = ffmpeg(params)?;
             MediaParams::Audio(p)
         }
+        Robot::ImageOptimize => {
+            // Both priorities run the same lossless optimizer: "compression-ratio" does not
+            // fall back to a lossy re-encode here.
+            if let Some(v) = params.get("priority") {
+                let p = text(v, "priority")?;
+                if !matches!(p, "conversion-speed" | "compression-ratio") {
+                    return Err(format!(
+                        "priority must be \"conversion-speed\" or \"compression-ratio\", not {p:?}"
+                    ));
+                }
+            }
+            if flag(params, "progressive", false)? {
+                return Err("progressive: true is not supported yet".to_owned());
+            }
+            // A file the optimizer cannot read passes on unchanged, so images never break an
+            // Assembly whichever way fix_breaking_images is set.
+            flag(params, "fix_breaking_images", true)?;
+            MediaParams::Optimize(OptimizeParams {
+                preserve_meta_data: flag(params, "preserve_meta_data", true)?,
+            })
+        }
         _ => MediaParams::Scan,
     })
 }
@@ -270,6 +300,10 @@ mod tests {
             .is_ok()
         );
         assert!(check(Robot::AudioEncode, json!({"preset": "wma"})).is_err());
+        assert!(check(Robot::ImageOptimize, json!({"priority": "conversion-speed", "preserve_meta_data": false, "fix_breaking_images": true, "progressive": false})).is_ok());
+        assert!(check(Robot::ImageOptimize, json!({"priority": "fastest"})).is_err());
+        assert!(check(Robot::ImageOptimize, json!({"progressive": true})).is_err());
+        assert!(check(Robot::ImageOptimize, json!({"quality": 80})).is_err());
         assert_eq!(rgb("#ff0080"), Ok([255, 0, 128]));
     }
 }

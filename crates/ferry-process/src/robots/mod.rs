@@ -2,13 +2,20 @@
 //! its input files.
 //!
 //! - [`filter`]: `/file/filter`; [`import`]: `/http/import`;
-//! - [`engine`]: the robots that run an engine (`/image/resize`, `/video/encode`, ...), through
-//!   the adapters in [`crate::engines`]; [`media`]: their parameters.
+//! - [`engine`]: the robots that run an engine (`/image/resize`, `/image/optimize`,
+//!   `/video/encode`, ...), through the adapters in [`crate::engines`]; [`media`]: their
+//!   parameters.
+//! - [`compress`]: `/file/compress` (zip, tar, tar.gz; [`archive`] writes them);
+//!   [`s3store`]: `/s3/store` (through `ferry-s3`; `s3put` writes one file).
 
+pub mod archive;
+pub mod compress;
 pub mod engine;
 pub mod filter;
 pub mod import;
 pub mod media;
+mod s3put;
+pub mod s3store;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -41,11 +48,17 @@ pub enum Robot {
     AudioEncode,
     #[serde(rename = "/file/virusscan")]
     FileVirusscan,
+    #[serde(rename = "/image/optimize")]
+    ImageOptimize,
+    #[serde(rename = "/file/compress")]
+    FileCompress,
+    #[serde(rename = "/s3/store")]
+    S3Store,
 }
 
 impl Robot {
     /// Every robot, in the order the docs list them.
-    pub const ALL: [Robot; 8] = [
+    pub const ALL: [Robot; 11] = [
         Robot::UploadHandle,
         Robot::FileFilter,
         Robot::HttpImport,
@@ -54,6 +67,9 @@ impl Robot {
         Robot::VideoThumbs,
         Robot::AudioEncode,
         Robot::FileVirusscan,
+        Robot::ImageOptimize,
+        Robot::FileCompress,
+        Robot::S3Store,
     ];
 
     /// The robot named `name` (`/image/resize`).
@@ -72,6 +88,9 @@ impl Robot {
             Robot::VideoThumbs => "/video/thumbs",
             Robot::AudioEncode => "/audio/encode",
             Robot::FileVirusscan => "/file/virusscan",
+            Robot::ImageOptimize => "/image/optimize",
+            Robot::FileCompress => "/file/compress",
+            Robot::S3Store => "/s3/store",
         }
     }
 }
@@ -79,7 +98,7 @@ impl Robot {
 /// What a robot needs that is missing, for the "not available" message.
 pub fn missing_engine(robot: Robot) -> &'static str {
     match robot {
-        Robot::ImageResize => "no image engine",
+        Robot::ImageResize | Robot::ImageOptimize => "no image engine",
         Robot::VideoEncode | Robot::VideoThumbs | Robot::AudioEncode => "no ffmpeg",
         Robot::FileVirusscan => "no --clamd-socket",
         _ => "disabled",
@@ -101,6 +120,8 @@ pub fn validate(robot: Robot, step: &str, params: &Map<String, Value>) -> Result
         Robot::UploadHandle => &[],
         Robot::FileFilter => return filter::validate(step, params),
         Robot::HttpImport => return import::validate(step, params),
+        Robot::FileCompress => return compress::validate(step, params),
+        Robot::S3Store => return s3store::validate(step, params),
         _ => return engine::validate(robot, step, params),
     };
     for key in params.keys() {
@@ -171,6 +192,8 @@ pub async fn run(
         Robot::UploadHandle => Ok(inputs),
         Robot::FileFilter => filter::run(ctx, step, inputs),
         Robot::HttpImport => import::run(ctx, step).await,
+        Robot::FileCompress => compress::run(ctx, step, inputs).await,
+        Robot::S3Store => s3store::run(ctx, step, inputs).await,
         _ => engine::run(ctx, step, inputs).await,
     }
 }

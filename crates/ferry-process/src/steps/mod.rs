@@ -29,6 +29,10 @@ pub struct Step {
     pub robot: Robot,
     /// The steps whose results are its inputs, in order.
     pub uses: Vec<String>,
+    /// `use: {"steps": [...], "bundle_steps": true}`: the robot gets every input at once
+    /// (`/file/compress` makes one archive of them instead of one per file).
+    #[serde(default)]
+    pub bundle: bool,
     /// Whether its results are listed in the status (`result`; default: only steps no other
     /// step uses).
     pub export: bool,
@@ -156,6 +160,16 @@ fn parse_step(
         None | Some(Value::Null) => Vec::new(),
         Some(u) => parse_use(name, u)?,
     };
+    let bundle = match body.get("use").and_then(|u| u.get("bundle_steps")) {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(ApiError::bad(
+                "ASSEMBLY_STEP_INVALID_USE",
+                format!("Step {name:?}: bundle_steps must be true or false."),
+            ));
+        }
+    };
     if (robot == Robot::UploadHandle || robot == Robot::HttpImport) && !uses.is_empty() {
         return Err(ApiError::bad(
             "ASSEMBLY_STEP_INVALID_USE",
@@ -170,6 +184,7 @@ fn parse_step(
         name: name.to_owned(),
         robot,
         uses,
+        bundle,
         export: false,
         params,
     })
@@ -284,6 +299,25 @@ mod tests {
             .map(|s| s.into_iter().map(|s| s.export).collect())
             .unwrap_or_default();
         assert_eq!(exported, [false, false, true]);
+    }
+
+    #[test]
+    fn bundle_steps_is_read_from_the_use_object() {
+        let bundled = |u: Value| {
+            plan(&json!({"z": {"robot": "/file/compress", "use": u}}), &all)
+                .map(|s| s[0].bundle)
+                .map_err(|e| e.code)
+        };
+        assert_eq!(
+            bundled(json!({"steps": [":original"], "bundle_steps": true})),
+            Ok(true)
+        );
+        assert_eq!(bundled(json!({"steps": [":original"]})), Ok(false));
+        assert_eq!(bundled(json!(":original")), Ok(false));
+        assert_eq!(
+            bundled(json!({"steps": [":original"], "bundle_steps": "yes"})),
+            Err("ASSEMBLY_STEP_INVALID_USE")
+        );
     }
 
     #[test]
