@@ -1,17 +1,19 @@
-//! Executing an Assembly: wait for a worker (`--assembly-workers`), then run its steps in order,
-//! each over the results of the steps it uses, each bounded by the step time limit and stopped by
-//! a cancel. Exported results are saved as each step ends, so pollers see them arrive. The first
+//! Executing an Assembly: wait for a worker (`--assembly-workers`), then run its steps, each
+//! once the steps it uses have ended and over their results (independent steps at the same time,
+//! up to the number of cores), each bounded by the step time limit and stopped by a cancel. Exported results are saved as each step ends, so pollers see them arrive. The first
 //! failing step ends the Assembly with its error.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 use tokio_util::sync::CancellationToken;
 
 use crate::assembly::record::{Assembly, FileRecord, State};
 use crate::id::Id;
 use crate::robots::{self, Ctx, Robot, StepError};
 use crate::service::Service;
-use crate::steps::ORIGINAL;
+use crate::steps::{ORIGINAL, Step};
 
 /// Runs Assembly `id` to its end, unless `cancel` fires first.
 pub(crate) async fn execute(svc: &Service, id: &Id, cancel: CancellationToken) {
@@ -46,24 +48,54 @@ pub(crate) async fn execute(svc: &Service, id: &Id, cancel: CancellationToken) {
         engines: svc.config().engines.clone(),
     };
     let a = with_meta(svc, id, a, &ctx).await;
+    let names: HashSet<&str> = a.steps.iter().map(|s| s.name.as_str()).collect();
     let mut outputs: HashMap<String, Vec<FileRecord>> = HashMap::new();
     outputs.insert(ORIGINAL.to_owned(), a.uploads.clone());
-    for step in &a.steps {
-        let inputs: Vec<FileRecord> = if step.robot == Robot::UploadHandle {
-            a.uploads.clone()
-        } else {
-            step.uses
-                .iter()
-                .flat_map(|u| outputs.get(u).cloned().unwrap_or_default())
-                .collect()
-        };
-        let limit = svc.config().step_timeout;
-        let outcome = tokio::select! {
+    // Steps start in plan order as soon as the steps they use have ended, up to STEPS_AT_ONCE:
+    // independent steps (a thumbnail, a large size and a WebP of the same upload) overlap, so
+    // one engine's start-up and I/O hide behind another's work.
+    let mut waiting: Vec<&Step> = a.steps.iter().collect();
+    let mut running = FuturesUnordered::new();
+    loop {
+        let mut i = 0;
+        while i < waiting.len() && running.len() < steps_at_once() {
+            let step = waiting[i];
+            let ready = step.robot == Robot::UploadHandle
+                || step
+                    .uses
+                    .iter()
+                    .all(|u| outputs.contains_key(u) || !names.contains(u.as_str()));
+            if !ready {
+                i += 1;
+                continue;
+            }
+            waiting.remove(i);
+            let inputs: Vec<FileRecord> = if step.robot == Robot::UploadHandle {
+                a.uploads.clone()
+            } else {
+                step.uses
+                    .iter()
+                    .flat_map(|u| outputs.get(u).cloned().unwrap_or_default())
+                    .collect()
+            };
+            let limit = svc.config().step_timeout;
+            let ctx = &ctx;
+            running.push(async move {
+                (
+                    step,
+                    tokio::time::timeout(limit, robots::run(ctx, step, inputs)).await,
+                )
+            });
+        }
+        let next = tokio::select! {
             () = cancel.cancelled() => return,
-            r = tokio::time::timeout(limit, robots::run(&ctx, step, inputs)) => r,
+            next = running.next() => next,
         };
+        // Nothing running and nothing startable: every step has ended.
+        let Some((step, outcome)) = next else { break };
         let files = match outcome {
             Ok(Ok(files)) => files,
+            // Returning drops the other running steps, which stops their engines.
             Ok(Err(e)) => return fail(svc, id, e, &step.name).await,
             Err(_) => {
                 let e = StepError::new(
@@ -71,7 +103,7 @@ pub(crate) async fn execute(svc: &Service, id: &Id, cancel: CancellationToken) {
                     format!(
                         "Step {:?} took longer than {} s.",
                         step.name,
-                        limit.as_secs()
+                        svc.config().step_timeout.as_secs()
                     ),
                 );
                 return fail(svc, id, e, &step.name).await;
@@ -151,4 +183,16 @@ async fn fail(svc: &Service, id: &Id, e: StepError, step: &str) {
     if let Ok(Some((a, true))) = done {
         svc.finished(&a);
     }
+}
+
+/// How many steps of one Assembly run at once: the machine's cores, at least 2 (engines spend
+/// part of each job starting up and writing, which another step's work can fill).
+fn steps_at_once() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map(usize::from)
+            .unwrap_or(2)
+            .clamp(2, 8)
+    })
 }

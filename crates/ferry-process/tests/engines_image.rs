@@ -13,6 +13,7 @@ use ferry_process::engines::image::{
     CropArea, Gravity, ImageFormat, ResizeParams, ResizeStrategy, Rgba, resize,
 };
 use ferry_process::engines::optimize::{OptimizeParams, optimize};
+use ferry_process::engines::vips;
 use ferry_process::engines::{EngineError, Engines, Limits};
 use tokio_util::sync::CancellationToken;
 
@@ -377,4 +378,55 @@ async fn transparency_is_flattened_for_jpeg_and_kept_for_png() {
         255.0,
         "the image itself stays opaque"
     );
+}
+
+#[tokio::test]
+async fn a_header_is_read_once_per_file_and_again_once_the_file_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = make_image(dir.path(), "in.jpg", 64, 48);
+    // A vipsheader that counts its runs, then runs the real one.
+    let count = dir.path().join("runs");
+    let wrapper = dir.path().join("vipsheader");
+    let real = sh("sh", &["-c", "command -v vipsheader"]);
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho run >> '{}'\nexec '{}' \"$@\"\n",
+            count.display(),
+            real.trim()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let mut engines = engines().await;
+    engines.vipsheader = Some(wrapper);
+    let runs = || std::fs::read_to_string(&count).map_or(0, |t| t.lines().count());
+    let (limits, cancel) = (Limits::default(), CancellationToken::new());
+
+    let first = vips::header(&engines, &image, &limits, &cancel)
+        .await
+        .unwrap();
+    let second = vips::header(&engines, &image, &limits, &cancel)
+        .await
+        .unwrap();
+    assert_eq!((first.width, first.height), (64, 48));
+    assert_eq!(first, second);
+    assert_eq!(
+        runs(),
+        1,
+        "the second read of an unchanged file must come from the cache"
+    );
+
+    // Rewritten in place with other dimensions: read again, and the new size is seen.
+    let other = make_image(dir.path(), "other.jpg", 32, 16);
+    std::fs::copy(&other, &image).unwrap();
+    let third = vips::header(&engines, &image, &limits, &cancel)
+        .await
+        .unwrap();
+    assert_eq!((third.width, third.height), (32, 16));
+    assert_eq!(runs(), 2);
 }

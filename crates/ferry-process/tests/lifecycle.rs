@@ -66,6 +66,40 @@ async fn cancel_stops_the_running_step() {
 }
 
 #[tokio::test]
+async fn independent_steps_run_at_the_same_time() {
+    let dir = tempfile::tempdir().expect("dir");
+    let s = start(config(dir.path(), false)).await;
+    let (origin, mut events) = origin(b"").await;
+    // Neither import ever ends: run one after the other, the second would never start.
+    let hang = format!("http://{origin}/hang");
+    let p = params(json!({
+        "a": {"robot": "/http/import", "url": hang},
+        "b": {"robot": "/http/import", "url": hang},
+    }));
+    let (_, created) = create(&s.base, form(&p, &[])).await;
+    for n in 1..=2 {
+        let opened = tokio::time::timeout(Duration::from_secs(10), events.recv()).await;
+        assert_eq!(
+            opened,
+            Ok(Some("opened")),
+            "import {n} of 2 never reached the origin"
+        );
+    }
+    let url = created["assembly_ssl_url"].as_str().expect("url");
+    let res = reqwest::Client::new()
+        .delete(url)
+        .send()
+        .await
+        .expect("delete");
+    assert_eq!(res.status(), 200);
+    // The cancel stops both.
+    for _ in 0..2 {
+        let closed = tokio::time::timeout(Duration::from_secs(10), events.recv()).await;
+        assert_eq!(closed, Ok(Some("closed")));
+    }
+}
+
+#[tokio::test]
 async fn a_step_past_its_time_limit_fails_the_assembly() {
     let dir = tempfile::tempdir().expect("dir");
     let mut c = config(dir.path(), false);

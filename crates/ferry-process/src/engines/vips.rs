@@ -3,8 +3,10 @@
 //! never see an upload) and the header read (`vipsheader -a`: dimensions, bands, loader, EXIF
 //! orientation and date, without decoding pixels), which is where the pixel cap is enforced.
 
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::Path;
+use std::sync::{LazyLock, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
@@ -62,7 +64,9 @@ impl Header {
     }
 }
 
-/// Reads `path`'s header with `vipsheader -a`.
+/// Reads `path`'s header with `vipsheader -a`, once per file: the meta probe and every resize step
+/// of an Assembly read the same upload, and each `vipsheader` start costs libvips's start-up
+/// (0.1–0.3 s here) for a few lines of text.
 pub async fn header(
     engines: &Engines,
     path: &Path,
@@ -71,9 +75,69 @@ pub async fn header(
 ) -> Result<Header, EngineError> {
     let vipsheader = engines.vipsheader()?;
     let text = limits::check_path(path)?;
+    let identity = tokio::fs::metadata(path)
+        .await
+        .ok()
+        .map(|m| FileIdentity::of(&m));
+    if let Some(cached) = identity.as_ref().and_then(|id| HEADERS.get(id)) {
+        return Ok(cached);
+    }
     let args: Vec<OsString> = vec!["-a".into(), text.into()];
     let out = limits::run(vipsheader, &args, &ENV, limits, cancel).await?;
-    parse_header(&String::from_utf8_lossy(&out.stdout))
+    let header = parse_header(&String::from_utf8_lossy(&out.stdout))?;
+    if let Some(id) = identity {
+        HEADERS.put(id, header.clone());
+    }
+    Ok(header)
+}
+
+/// A file's identity for the header cache: device, inode, length and change time, so a file
+/// rewritten in place (or a new file under an old path) is read again.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    ctime: (i64, i64),
+}
+
+impl FileIdentity {
+    fn of(m: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        Self {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+}
+
+/// Headers already read, the oldest forgotten first past [`HeaderCache::CAPACITY`].
+static HEADERS: LazyLock<HeaderCache> = LazyLock::new(HeaderCache::default);
+
+#[derive(Default)]
+struct HeaderCache(Mutex<(HashMap<FileIdentity, Header>, VecDeque<FileIdentity>)>);
+
+impl HeaderCache {
+    const CAPACITY: usize = 1024;
+
+    fn get(&self, id: &FileIdentity) -> Option<Header> {
+        self.0.lock().ok()?.0.get(id).cloned()
+    }
+
+    fn put(&self, id: FileIdentity, header: Header) {
+        let Ok(mut guard) = self.0.lock() else { return };
+        let (map, order) = &mut *guard;
+        if map.insert(id.clone(), header).is_none() {
+            order.push_back(id);
+        }
+        while order.len() > Self::CAPACITY {
+            if let Some(old) = order.pop_front() {
+                map.remove(&old);
+            }
+        }
+    }
 }
 
 fn parse_header(text: &str) -> Result<Header, EngineError> {
