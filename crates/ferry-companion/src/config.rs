@@ -47,6 +47,9 @@ pub struct CompanionConfig {
     pub hooks: Arc<dyn Hooks>,
     /// Cloud providers (Google Drive, Instagram): app keys, endpoints, timings.
     pub providers: crate::providers::ProvidersConfig,
+    /// `POST /google-picker/get` (Uppy's Google Drive and Photos Pickers), when set; needs
+    /// [`CompanionConfig::secret`]. Off by default, as in Companion.
+    pub google_picker: Option<crate::providers::google_picker::GooglePickerConfig>,
     /// Where transfers live: in this process by default; a shared registry lets several
     /// instances watch, steer and take over each other's transfers.
     pub registry: Arc<dyn crate::registry::Registry>,
@@ -74,6 +77,7 @@ impl Default for CompanionConfig {
             s3: None,
             hooks: Arc::new(NoHooks),
             providers: crate::providers::ProvidersConfig::default(),
+            google_picker: None,
             registry: Arc::new(crate::registry::LocalRegistry::default()),
             handoff: Arc::new(crate::oauth::handoff::LocalHandoff::default()),
         }

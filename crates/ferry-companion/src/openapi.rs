@@ -161,6 +161,7 @@ pub struct RefreshedToken {
     paths(
         crate::url_meta::meta,
         crate::url_get::get,
+        crate::providers::google_picker::routes::get,
         crate::socket::upgrade,
         crate::s3::params::get_params,
         crate::s3::multipart::create,

@@ -30,6 +30,9 @@ pub enum SourceSpec {
         id: String,
         token: String,
     },
+    /// An item picked in Google's Drive or Photos Picker (`/google-picker/get`): the pick,
+    /// access token included, sealed with the fleet's `--secret`.
+    GooglePicker { grant: String },
 }
 
 /// Everything needed to run a transfer again on another instance.

@@ -12,6 +12,7 @@ use crate::oauth::auth_socket::SocketLimits;
 use crate::oauth::handoff::AuthHandoff;
 use crate::oauth::routes::UsedNonces;
 use crate::providers::Providers;
+use crate::providers::google_picker::GooglePicker;
 use crate::registry::Registry;
 
 /// Cheap to clone; everything lives behind one `Arc`.
@@ -28,6 +29,7 @@ struct Inner {
     allowlist: Allowlist,
     metrics: Metrics,
     providers: Providers,
+    google_picker: Option<Arc<GooglePicker>>,
     handoff: Arc<dyn AuthHandoff>,
     used_nonces: UsedNonces,
     auth_sockets: Arc<SocketLimits>,
@@ -70,7 +72,14 @@ impl AppState {
             exempt: Vec::new(),
         };
         let destinations = Egress::new(resolver.clone(), dest_policy.clone(), false, idle)?;
-        let providers = providers(&config, resolver, dest_policy, &sources, idle)?;
+        let providers = providers(
+            &config,
+            resolver.clone(),
+            dest_policy.clone(),
+            &sources,
+            idle,
+        )?;
+        let google_picker = google_picker(&config, resolver, dest_policy, &sources, idle)?;
         let allowlist = Allowlist::new(&config.upload_urls, &config.own_origins)?;
         let auth_sockets = Arc::new(SocketLimits::new(
             config.providers.auth_sockets_per_client,
@@ -85,6 +94,7 @@ impl AppState {
                 allowlist,
                 metrics: Metrics::default(),
                 providers,
+                google_picker,
                 handoff,
                 used_nonces: UsedNonces::default(),
                 auth_sockets,
@@ -117,6 +127,10 @@ impl AppState {
     /// The enabled cloud providers.
     pub fn providers(&self) -> &Providers {
         &self.inner.providers
+    }
+    /// The Google Picker imports, when `/google-picker/get` is enabled.
+    pub fn google_picker(&self) -> Option<&Arc<GooglePicker>> {
+        self.inner.google_picker.as_ref()
     }
     /// Login outcomes waiting for their auth socket.
     pub fn handoff(&self) -> &Arc<dyn AuthHandoff> {
@@ -163,4 +177,28 @@ fn providers(
     }
     let api = Egress::new(resolver, policy, false, idle)?;
     Providers::from_config(&config.providers, &api, sources)
+}
+
+/// The Google Picker imports, when enabled. Their endpoints are configuration (like the
+/// providers' API endpoints); Google's media hosts go through `sources`. The picker's access
+/// tokens are sealed in transfer specs, so `--secret` is required.
+fn google_picker(
+    config: &CompanionConfig,
+    resolver: Arc<dyn Resolver>,
+    policy: IpPolicy,
+    sources: &Egress,
+    idle: std::time::Duration,
+) -> Result<Option<Arc<GooglePicker>>, CompanionError> {
+    let Some(picker) = &config.google_picker else {
+        return Ok(None);
+    };
+    if config.secret.as_ref().is_none_or(|s| s.expose().is_empty()) {
+        return Err(CompanionError::Config(
+            "the Google Picker route is enabled but --secret (FERRY_SECRET) is not set: it seals the pickers' access tokens in transfers".into(),
+        ));
+    }
+    let api = Egress::new(resolver, policy, false, idle)?;
+    let api =
+        crate::providers::api::Api::new(api.client().clone(), config.providers.backoff.clone());
+    Ok(Some(Arc::new(GooglePicker::new(picker, api, sources))))
 }

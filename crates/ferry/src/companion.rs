@@ -50,6 +50,10 @@ pub struct CompanionArgs {
     /// Cloud providers (Google Drive, Instagram).
     #[command(flatten)]
     pub providers: crate::providers::ProviderArgs,
+
+    /// Google Drive Picker and Google Photos Picker imports.
+    #[command(flatten)]
+    pub google_picker: crate::google_picker::GooglePickerArgs,
 }
 
 impl CompanionArgs {
@@ -78,6 +82,7 @@ impl CompanionArgs {
             secret: self.secret.clone(),
             s3,
             providers,
+            google_picker: self.google_picker.to_config(&self.providers.google_api_url),
             ..CompanionConfig::default()
         })
     }

@@ -34,6 +34,10 @@ pub const MAPPING: &[(&str, &str)] = &[
     ("COMPANION_DROPBOX_SECRET", "FERRY_DROPBOX_SECRET"),
     ("COMPANION_ONEDRIVE_KEY", "FERRY_ONEDRIVE_KEY"),
     ("COMPANION_ONEDRIVE_SECRET", "FERRY_ONEDRIVE_SECRET"),
+    (
+        "COMPANION_ENABLE_GOOGLE_PICKER_ENDPOINT",
+        "FERRY_GOOGLE_PICKER",
+    ),
 ];
 
 /// One variable to set: `(ferry name, value, companion name)`.
@@ -113,6 +117,7 @@ fn flag_of(var: &str) -> Option<(&'static str, bool)> {
         "FERRY_DROPBOX_SECRET" => ("--dropbox-secret", false),
         "FERRY_ONEDRIVE_KEY" => ("--onedrive-key", false),
         "FERRY_ONEDRIVE_SECRET" => ("--onedrive-secret", false),
+        "FERRY_GOOGLE_PICKER" => ("--google-picker", true),
         _ => return None,
     })
 }

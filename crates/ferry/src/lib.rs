@@ -27,6 +27,7 @@ pub mod cluster;
 pub mod companion;
 pub mod compat;
 pub mod config;
+pub mod google_picker;
 pub mod hooks;
 mod linger;
 pub mod metrics;

@@ -18,6 +18,8 @@
 //! - [`oauth2`]: the OAuth2 authorization-code and refresh-token forms.
 //! - [`drive`], [`instagram`], [`r#box`], [`unsplash`], [`dropbox`], [`onedrive`]: the
 //!   providers.
+//! - [`google_picker`]: Google Drive Picker and Photos Picker imports (`/google-picker/get`),
+//!   no sign-in here: the page's own token downloads what was picked.
 //! - [`rotation`]: one refresh at a time per session, and the newest tokens of a rotated one.
 //! - [`search`]: search providers' routes and answers (`/search/{p}/list`, `/search/{p}/get`).
 //! - [`session`]: the provider session sealed in the Uppy auth token.
@@ -30,6 +32,7 @@ pub mod r#box;
 pub mod config;
 pub mod drive;
 pub mod dropbox;
+pub mod google_picker;
 pub mod instagram;
 pub mod oauth2;
 pub mod onedrive;

@@ -306,7 +306,7 @@ pub(crate) async fn thumbnail(
     responses((status = 200, description = "The providers.", body = crate::openapi::Providers)),
 )]
 pub(crate) async fn enabled(State(state): State<AppState>) -> Json<Value> {
-    let list: Vec<Value> = state
+    let mut list: Vec<Value> = state
         .providers()
         .iter()
         .map(|p| {
@@ -324,6 +324,9 @@ pub(crate) async fn enabled(State(state): State<AppState>) -> Json<Value> {
             entry
         })
         .collect();
+    if state.google_picker().is_some() {
+        list.extend(super::google_picker::listed());
+    }
     Json(json!({ "providers": list }))
 }
 

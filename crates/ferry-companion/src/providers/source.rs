@@ -116,7 +116,8 @@ impl Source for ProviderSource {
     }
 }
 
-fn to_transfer(e: ProviderError) -> TransferError {
+/// A provider failure as a transfer attempt's outcome: network, 429 and 5xx are retried.
+pub(crate) fn to_transfer(e: ProviderError) -> TransferError {
     match e {
         ProviderError::Unreachable(cause) => TransferError::Retryable(format!("provider: {cause}")),
         ProviderError::Status { status, .. } if status == 429 || status >= 500 => {

@@ -85,6 +85,9 @@ fn rebuild(
             };
             Box::new(ProviderSource::resumed(provider, session, id))
         }
+        SourceSpec::GooglePicker { grant } => {
+            crate::providers::google_picker::source::rebuild(state, grant)?
+        }
     };
     if let Some(validator) = hints.get(SOURCE_VALIDATOR) {
         source.restore_validator(validator);

@@ -10,6 +10,7 @@
 //!
 //! [`Faults`] and the download body helper here; [`oauth`]: the authorize / consent / token
 //! endpoints the OAuth fakes share ([`oauth::Authority`]); [`google`]: [`google::FakeGoogle`];
+//! [`google_photos`]: [`google_photos::FakePhotos`] (the Photos Picker API);
 //! [`instagram`]: [`instagram::FakeInstagram`]; [`r#box`]: [`r#box::FakeBox`];
 //! [`onedrive`]: [`onedrive::FakeOneDrive`]; [`unsplash`]: [`unsplash::FakeUnsplash`];
 //! [`dropbox`]: [`dropbox::FakeDropbox`].
@@ -17,6 +18,7 @@
 pub mod r#box;
 pub mod dropbox;
 pub mod google;
+pub mod google_photos;
 pub mod instagram;
 pub mod oauth;
 pub mod onedrive;

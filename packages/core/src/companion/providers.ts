@@ -34,11 +34,14 @@ export async function enabledProviders(companionUrl: string, fetchImpl: FetchLik
   try {
     const res = await fetchImpl(`${base(companionUrl)}/providers`, { headers: { accept: 'application/json' } });
     if (!res.ok) return [];
-    const body = (await res.json()) as { providers?: (Partial<ProviderInfo> & { search?: boolean })[] };
+    const body = (await res.json()) as {
+      providers?: (Partial<ProviderInfo> & { search?: boolean; picker?: boolean })[];
+    };
     if (!Array.isArray(body.providers)) return [];
-    // Search providers (Unsplash) have no sign-in: the widget has no view for them yet.
+    // Search providers (Unsplash) and Google's pickers have no sign-in here: the widget has no
+    // view for them yet.
     return body.providers
-      .filter((p) => p?.search !== true)
+      .filter((p) => p?.search !== true && p?.picker !== true)
       .filter((p): p is Partial<ProviderInfo> & { id: string } => typeof p?.id === 'string' && p.id !== '')
       .map((p) => ({
         id: p.id,

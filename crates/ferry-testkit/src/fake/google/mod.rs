@@ -143,6 +143,14 @@ impl Google {
         id
     }
 
+    /// A live access token handed to a page directly, as Google Identity Services does for the
+    /// pickers (no code exchange).
+    pub fn issue_access_token(&self) -> String {
+        let token = format!("ya29.picker-{}", random_hex(16));
+        lock(&self.access).insert(token.clone());
+        token
+    }
+
     /// Whether `token` is a live access token.
     pub fn access_token_live(&self, token: &str) -> bool {
         lock(&self.access).contains(token)
