@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::assembly::record::{Assembly, FileRecord, State};
 use crate::id::Id;
+use crate::live::progress::{self, Tracker};
 use crate::robots::{self, Ctx, Robot, StepError};
 use crate::service::Service;
 use crate::steps::{ORIGINAL, Step};
@@ -48,6 +49,11 @@ pub(crate) async fn execute(svc: &Service, id: &Id, cancel: CancellationToken) {
         engines: svc.config().engines.clone(),
     };
     let a = with_meta(svc, id, a, &ctx).await;
+    let tracker = Tracker::new(
+        a.steps.len(),
+        a.uploads.iter().map(|u| u.id.clone()).collect(),
+    );
+    let _saver = progress::saver(svc, id, &tracker, svc.live().limits().progress);
     let names: HashSet<&str> = a.steps.iter().map(|s| s.name.as_str()).collect();
     let mut outputs: HashMap<String, Vec<FileRecord>> = HashMap::new();
     outputs.insert(ORIGINAL.to_owned(), a.uploads.clone());
@@ -80,11 +86,10 @@ pub(crate) async fn execute(svc: &Service, id: &Id, cancel: CancellationToken) {
             };
             let limit = svc.config().step_timeout;
             let ctx = &ctx;
+            let tracker = &tracker;
             running.push(async move {
-                (
-                    step,
-                    tokio::time::timeout(limit, robots::run(ctx, step, inputs)).await,
-                )
+                let run = tokio::time::timeout(limit, robots::run(ctx, step, inputs));
+                (step, tracker.scope(&step.name, run).await)
             });
         }
         let next = tokio::select! {
@@ -93,6 +98,7 @@ pub(crate) async fn execute(svc: &Service, id: &Id, cancel: CancellationToken) {
         };
         // Nothing running and nothing startable: every step has ended.
         let Some((step, outcome)) = next else { break };
+        tracker.ended(&step.name);
         let files = match outcome {
             Ok(Ok(files)) => files,
             // Returning drops the other running steps, which stops their engines.
@@ -130,6 +136,7 @@ pub(crate) async fn execute(svc: &Service, id: &Id, cancel: CancellationToken) {
             let ran = a.state == State::Executing;
             if ran {
                 a.state = State::Completed;
+                a.execution_progress = Some(tracker.snapshot());
                 a.finish_clock();
             }
             ran

@@ -221,6 +221,9 @@ pub struct Assembly {
     /// Whether the uploads' `meta` was filled in (execution began).
     #[serde(default)]
     pub upload_meta_data_extracted: bool,
+    /// Execution progress, saved while the Assembly runs (`progress_combined` in the status).
+    #[serde(default)]
+    pub execution_progress: Option<crate::live::progress::Snapshot>,
 }
 
 impl Assembly {
@@ -266,6 +269,7 @@ impl Assembly {
             execution_duration: None,
             warnings: Vec::new(),
             upload_meta_data_extracted: false,
+            execution_progress: None,
         }
     }
 

@@ -2,7 +2,9 @@
 //! keys Uppy's plugin and the Node SDK read: `ok` or `error`/`message`, `assembly_id`,
 //! `assembly_url` and `assembly_ssl_url` (both: the SDK requires them), `tus_url`,
 //! `websocket_url`/`update_stream_url`, `uploads: []` and `results: {}` from the first answer on
-//! (Uppy diffs them), byte counters, and file objects with `id`, `url`, `ssl_url`, `meta`.
+//! (Uppy diffs them), byte counters, execution progress (`progress_combined`,
+//! `progress_per_original_file`) once the Assembly runs, and file objects with `id`, `url`,
+//! `ssl_url`, `meta`.
 
 use serde_json::{Map, Value, json};
 
@@ -61,6 +63,11 @@ pub fn status(a: &Assembly, urls: &Urls) -> Value {
     let Value::Object(map) = &mut out else {
         return out;
     };
+    if let Some(p) = &a.execution_progress {
+        let (combined, per) = progress_json(p);
+        map.insert("progress_combined".into(), combined);
+        map.insert("progress_per_original_file".into(), per);
+    }
     match (a.state.ok_code(), &a.error) {
         (Some(ok), _) => {
             map.insert("ok".into(), json!(ok));
@@ -78,6 +85,17 @@ pub fn status(a: &Assembly, urls: &Urls) -> Value {
         }
     }
     out
+}
+
+/// `progress_combined` and `progress_per_original_file` of `p`, as Transloadit's
+/// `assembly_execution_progress` event and status carry them.
+pub fn progress_json(p: &crate::live::progress::Snapshot) -> (Value, Value) {
+    let per = p
+        .per_original
+        .iter()
+        .map(|(id, progress)| json!({"original_id": id, "progress": progress}))
+        .collect();
+    (json!(p.combined), Value::Array(per))
 }
 
 /// A file object; its `url` serves the bytes (`{assembly}/files/{id}`).

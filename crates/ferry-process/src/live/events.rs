@@ -7,6 +7,8 @@
 //! - `assembly_uploading_finished` (message): the uploads are in, the Assembly executes;
 //! - `assembly_upload_meta_data_extracted` (message): the uploads' `meta` is filled in;
 //! - `assembly_result_finished` (event): `[step, result file object]`;
+//! - `assembly_execution_progress` (event): `{progress_combined, progress_per_original_file}`,
+//!   when the params set `emit_execution_progress`;
 //! - `assembly_finished` (message) or `assembly_error` (event: the status with `error`), last.
 //!
 //! Deriving events from the record instead of queueing them makes a stream exact after anything:
@@ -22,7 +24,7 @@ use crate::assembly::record::{Assembly, State};
 use crate::assembly::status::{Urls, file_json, status};
 
 /// How far a client has seen an Assembly.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Cursor {
     /// 0: nothing; 1: uploading finished; 2: meta data extracted; 3: the end.
     phase: u8,
@@ -30,6 +32,9 @@ pub struct Cursor {
     uploads: usize,
     /// Results sent, per exported step in the order of the Assembly's steps.
     results: Vec<usize>,
+    /// The execution progress last sent on this connection (not part of the id: a reconnecting
+    /// client gets the current figure again).
+    progress: Option<crate::live::progress::Snapshot>,
 }
 
 /// A cursor longer than this is not one of ours.
@@ -51,6 +56,7 @@ impl Cursor {
             phase,
             uploads,
             results,
+            progress: None,
         })
     }
 
@@ -134,6 +140,22 @@ pub fn next(a: &Assembly, cursor: &mut Cursor, urls: &Urls) -> Vec<Update> {
             ));
         }
     }
+    // Sent only when the params ask for it (`emit_execution_progress`), as Transloadit does.
+    let wanted = a.params.get("emit_execution_progress") == Some(&Value::Bool(true));
+    if wanted && a.state == State::Executing && a.execution_progress != cursor.progress {
+        if let Some(p) = &a.execution_progress {
+            cursor.progress = Some(p.clone());
+            let (combined, per) = crate::assembly::status::progress_json(p);
+            let data = serde_json::json!({
+                "progress_combined": combined,
+                "progress_per_original_file": per,
+            });
+            emit.push((
+                Out::Event("assembly_execution_progress", data),
+                cursor.to_string(),
+            ));
+        }
+    }
     if cursor.phase < 3 {
         let end = match a.state {
             State::Completed => Some(Out::Message("assembly_finished")),
@@ -160,6 +182,7 @@ mod tests {
             phase: 2,
             uploads: 3,
             results: vec![1, 0, 4],
+            progress: None,
         };
         assert_eq!(c.to_string(), "2.3.1.0.4");
         assert_eq!(Cursor::parse("2.3.1.0.4"), Some(c));

@@ -9,6 +9,7 @@
 //! dead connection is noticed and proxies keep it open.
 
 pub mod events;
+pub mod progress;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -30,6 +31,8 @@ pub struct StreamLimits {
     /// How often a stream reads the record even without a poke (changes made by another
     /// instance sharing the Assemblies reach it this way).
     pub refresh: Duration,
+    /// How often a running Assembly's execution progress is saved (when it changed).
+    pub progress: Duration,
 }
 
 impl Default for StreamLimits {
@@ -39,6 +42,7 @@ impl Default for StreamLimits {
             lifetime: Duration::from_secs(600),
             heartbeat: Duration::from_secs(15),
             refresh: Duration::from_secs(2),
+            progress: Duration::from_secs(1),
         }
     }
 }

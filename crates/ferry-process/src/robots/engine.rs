@@ -81,10 +81,17 @@ pub async fn run(
 ) -> Result<Vec<FileRecord>, StepError> {
     let force = step.params.get("force_accept") == Some(&Value::Bool(true));
     let mut out = Vec::new();
+    let jobs = inputs
+        .iter()
+        .filter(|f| force || handles(step.robot, f.kind.as_deref()))
+        .count();
+    let mut job = 0;
     for file in inputs {
         if !force && !handles(step.robot, file.kind.as_deref()) {
             continue;
         }
+        // Execution progress: this job starts (its engine may report fractions of it).
+        crate::live::progress::report(job, jobs, &file.original_id, 0.0);
         let scope = crate::steps::vars::Scope {
             assembly: &ctx.assembly,
             fields: &ctx.fields,
@@ -102,6 +109,8 @@ pub async fn run(
                 .await
                 .map_err(|e| failure(step.robot, e))?,
         );
+        crate::live::progress::report(job, jobs, &file.original_id, 1.0);
+        job += 1;
     }
     Ok(out)
 }
@@ -166,7 +175,11 @@ async fn one(
     let e = &ctx.engines;
     let (id, rel) = ctx.new_result();
     let base = ctx.dir.join(&rel);
-    let mut progress = |_p: crate::engines::ffmpeg::Progress| {};
+    let mut progress = |p: crate::engines::ffmpeg::Progress| {
+        if let Some(f) = p.fraction {
+            crate::live::progress::report_fraction(&file.original_id, f);
+        }
+    };
     Ok(match params {
         MediaParams::Resize(p) => {
             let o = crate::engines::image::resize(
