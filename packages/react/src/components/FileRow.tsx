@@ -6,6 +6,7 @@ import type { FerryFile } from '@ferry/core';
 import { memo } from 'react';
 import { useFerry, useFerryState } from '../context.tsx';
 import { useI18n } from '../i18n.ts';
+import { processingPercent } from '../processing.ts';
 import { FileSize } from './FileSize.tsx';
 import { icons } from './icons.tsx';
 import { ProcessedResults } from './ProcessedResults.tsx';
@@ -29,7 +30,10 @@ function stateText(file: FerryFile, t: (k: string) => string): string {
   if (file.ghost) return t('addAgainToResume');
   if (file.state === 'error') return file.error?.message ?? t('error');
   if (file.state === 'preprocessing' && file.progress.preprocess) return file.progress.preprocess.message;
-  if (file.state === 'postprocessing' && file.progress.postprocess) return file.progress.postprocess.message;
+  if (file.state === 'postprocessing' && file.progress.postprocess) {
+    const pct = processingPercent(file);
+    return pct === undefined ? file.progress.postprocess.message : `${file.progress.postprocess.message}: ${pct}%`;
+  }
   if (file.state === 'uploading') return `${Math.round(file.progress.percentage)}%`;
   return t(file.state);
 }
@@ -68,7 +72,8 @@ export const FileRow = memo(function FileRow({ id, onEdit, resultLinks, style, i
         <progress
           className="ferry-file-progress"
           max={100}
-          value={file.progress.percentage}
+          // While processing: the service's figure, or no value (an indeterminate bar) without one.
+          value={file.state === 'postprocessing' ? processingPercent(file) : file.progress.percentage}
           aria-label={t('fileProgress', { file: file.name })}
           hidden={file.state === 'waiting' || file.state === 'complete'}
         />

@@ -6,6 +6,7 @@ import { type FerryState, formatSize } from '@ferry/core';
 import { useEffect, useRef, useState } from 'react';
 import { useFerry, useFerryState } from '../context.tsx';
 import { useI18n } from '../i18n.ts';
+import { batchProcessingPercent } from '../processing.ts';
 import { createSpeedEstimator, formatDuration } from '../speed.ts';
 import { StatusErrors } from './StatusErrors.tsx';
 
@@ -57,15 +58,18 @@ export function StatusBar({ onDone, showErrors = true }: StatusBarProps) {
   const bytesTotal = useFerryState((s) => s.totals?.bytesTotal ?? 0);
   // Sizes of a large batch are still being read: upload() would wait for them, so the button does.
   const sizing = useFerryState((s) => (s.sizesPending ?? 0) > 0);
+  const processing = useFerryState((s) => batchProcessingPercent(s.files));
   const state = overallState(counts, ghosts);
   const speed = useSmoothedSpeed(uploaded, state === 'uploading');
   if (state === 'empty') return null;
 
-  const pct = state === 'complete' ? 100 : Math.round(total);
+  // While processing, the bar follows the service's figure; without one it is indeterminate.
+  const pct = state === 'complete' ? 100 : state === 'postprocessing' ? processing : Math.round(total);
   let label: string;
   if (state === 'uploading') label = `${t('uploading')}: ${pct}%`;
   else if (state === 'preprocessing') label = t('preprocessing');
-  else if (state === 'postprocessing') label = t('postprocessing');
+  else if (state === 'postprocessing')
+    label = pct === undefined ? t('postprocessing') : `${t('postprocessing')}: ${pct}%`;
   else if (state === 'paused') label = `${t('paused')}: ${pct}%`;
   else if (state === 'waiting') label = t('xFilesSelected', { smart_count: counts.waiting });
   else if (state === 'error') label = t('xFilesFailed', { smart_count: counts.error });
@@ -95,8 +99,9 @@ export function StatusBar({ onDone, showErrors = true }: StatusBarProps) {
         aria-valuemin={0}
         aria-valuemax={100}
         aria-valuenow={pct}
+        data-indeterminate={pct === undefined || undefined}
       >
-        <div className="ferry-status-fill" style={{ transform: `scaleX(${pct / 100})` }} />
+        <div className="ferry-status-fill" style={{ transform: `scaleX(${(pct ?? 100) / 100})` }} />
       </div>
       <div className="ferry-status-text" role="status" aria-live="polite">
         <span className="ferry-status-label" data-testid="ferry-status">
