@@ -5,7 +5,8 @@
 //!
 //! # Layout
 //!
-//! - [`api`]: the HTTP routes (create, status, cancel, files) and their CORS.
+//! - [`api`]: the HTTP routes (create, status, cancel, files) and their CORS; [`openapi`]: their
+//!   part of `/openapi.json`.
 //! - [`service`]: the Assemblies, the worker pool, cancel; [`run`](mod@run): executing one.
 //! - [`assembly`]: the record on disk, its store, the Assembly Status JSON.
 //! - [`auth`]: signatures and expiry; [`limits`]: caps on params; [`error`]: the error answer.
@@ -25,6 +26,7 @@ pub mod limits;
 pub mod live;
 pub mod mime;
 pub mod notify;
+pub mod openapi;
 pub mod robots;
 mod run;
 pub mod service;

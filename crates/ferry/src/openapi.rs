@@ -1,7 +1,8 @@
 //! `GET /openapi.json`: the OpenAPI 3.1 document of the HTTP API, so applications can generate
 //! clients. Each library describes its own routes next to its handlers (`ferry_tus::TusApi`,
-//! `ferry_form::FormApi`, `ferry_companion::openapi::CompanionApi`); this module merges them
-//! with the server's own routes and defines the `bearerAuth` scheme their operations name.
+//! `ferry_form::FormApi`, `ferry_companion::openapi::CompanionApi`, `ferry_process::openapi`);
+//! this module merges them with the server's own routes and defines the `bearerAuth` scheme
+//! their operations name.
 
 use std::sync::Arc;
 
@@ -53,6 +54,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
     doc.merge(ferry_tus::TusApi::openapi());
     doc.merge(ferry_form::FormApi::openapi());
     doc.merge(ferry_companion::openapi::CompanionApi::openapi());
+    doc.merge(ferry_process::openapi::document());
     doc
 }
 
@@ -64,7 +66,7 @@ pub fn route_table() -> String {
         "Routes (auth `bearer`: needs `Authorization: Bearer <JWT>` once an auth secret is set;\n\
          every API path also answers 404 for an unknown path and 405 with `Allow` for a wrong\n\
          method, with a JSON {\"message\"} body; /s3/* is 404 \"S3 is not configured\" without a\n\
-         bucket):\n\n\
+         bucket; /assemblies* is 404 without --assembly-key):\n\n\
          | Method | Path | Auth | Errors |\n\
          |---|---|---|---|\n",
     );

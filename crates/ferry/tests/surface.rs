@@ -39,6 +39,8 @@ async fn start_with_provider() -> common::Server {
         "key",
         "--google-secret",
         "secret",
+        "--assembly-key",
+        "surface-key",
     ];
     start(None, &[BUCKET, &provider].concat()).await
 }
@@ -302,6 +304,10 @@ async fn openapi_document_describes_every_route() {
         "/health",
         "/metrics",
         "/openapi.json",
+        "/assemblies",
+        "/assemblies/{id}",
+        "/assemblies/{id}/files/{file}",
+        "/assemblies/{id}/stream",
     ] {
         assert!(paths.contains_key(path), "{path} missing from the document");
     }
@@ -311,6 +317,12 @@ async fn openapi_document_describes_every_route() {
         assert!(upload.get(verb).is_some(), "/files/{{id}} {verb}");
     }
     assert!(paths["/files/"].get("post").is_some());
+    for verb in ["post", "get", "delete"] {
+        assert!(
+            paths["/assemblies/{id}"].get(verb).is_some(),
+            "/assemblies/{{id}} {verb}"
+        );
+    }
     let scheme = &doc["components"]["securitySchemes"]["bearerAuth"];
     assert_eq!(scheme["type"], "http");
     assert_eq!(scheme["scheme"], "bearer");
