@@ -28,8 +28,8 @@
  *   `withAccessToken`, provider errors); `remote.ts` urlMeta and RemoteUploader; `link.ts` link
  *   import; cloud providers: `provider.ts` the client with its token and shared refresh,
  *   `provider-login.ts` the OAuth popup with both hand-offs, `provider-walk.ts` recursive folder
- *   listing, `provider-browser.ts` the browser state, `providers.ts` the engine's registry and
- *   discovery.
+ *   listing, `provider-wait.ts` rate limits waited out, `provider-state.ts` the browser's state
+ *   and `provider-browser.ts` its behaviour, `providers.ts` the engine's registry and discovery.
  * - `image/`: optional crop/rotate/flip edits and the compression preprocessor, on a canvas.
  * - `test/`: helpers shared by core's and react's specs (never exported).
  */
@@ -58,6 +58,7 @@ export {
 } from './assembly/status.ts';
 export {
   ProviderAuthError,
+  ProviderRateLimitError,
   ProviderRequestError,
   type SocketFactory,
   type SocketLike,
@@ -96,6 +97,13 @@ export {
   LoginError,
   popupLogin,
 } from './companion/provider-login.ts';
+export {
+  MAX_WAIT_SECONDS,
+  MAX_WAITS,
+  retryAfterLimits,
+  type Waiting,
+  type WaitOptions,
+} from './companion/provider-wait.ts';
 export { type WalkedFile, type WalkOptions, walkFolder } from './companion/provider-walk.ts';
 export {
   enabledProviders,

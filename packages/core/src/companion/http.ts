@@ -54,3 +54,37 @@ export class ProviderRequestError extends Error {
     this.status = status;
   }
 }
+
+/**
+ * The companion is rate limited by the provider (429 with `Retry-After`): not a failure but a
+ * wait of `retryAfter` seconds, after which the same request may be sent again.
+ */
+export class ProviderRateLimitError extends ProviderRequestError {
+  readonly retryAfter: number;
+  constructor(message: string, retryAfter: number) {
+    super(message, 429);
+    this.name = 'ProviderRateLimitError';
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** Seconds to wait when a 429 says nothing usable. */
+export const DEFAULT_RETRY_AFTER = 5;
+
+/**
+ * Seconds to wait from a 429: the `Retry-After` header (seconds or an HTTP date, RFC 9110
+ * §10.2.3), else the body's `retryAfter`, else {@link DEFAULT_RETRY_AFTER}; never negative.
+ */
+export function retryAfterOf(header: string | null, body: unknown, now = Date.now()): number {
+  const fromHeader = header === null ? Number.NaN : secondsOf(header.trim(), now);
+  if (Number.isFinite(fromHeader)) return fromHeader;
+  const fromBody = (body as { retryAfter?: unknown } | null)?.retryAfter;
+  if (typeof fromBody === 'number' && Number.isFinite(fromBody) && fromBody >= 0) return Math.ceil(fromBody);
+  return DEFAULT_RETRY_AFTER;
+}
+
+function secondsOf(value: string, now: number): number {
+  if (/^\d+$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? Number.NaN : Math.max(0, Math.ceil((at - now) / 1000));
+}

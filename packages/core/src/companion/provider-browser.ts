@@ -7,99 +7,37 @@
  * file count shows while it grows; adding turns the selection into remote file records that
  * upload through the engine's RemoteUploader. Restrictions are checked before anything is added:
  * per file (type, size) when listing, so refused files cannot be picked, and the number of files
- * when adding.
+ * when adding. A search provider (Unsplash) has no sign-in and no folders: `search(query)` lists
+ * its results, paged the same way. A rate-limited listing is a wait (`waiting`, with its
+ * countdown) and goes again by itself (`provider-wait.ts`).
  */
-import { checkFile, noRestrictions } from '../restrictions.ts';
+import { checkFile } from '../restrictions.ts';
 import { Store } from '../store.ts';
-import type { FileDescriptor, InfoType, Restrictions } from '../types.ts';
+import type { FileDescriptor } from '../types.ts';
 import { ProviderAuthError } from './http.ts';
-import type { ProviderClient, ProviderItem } from './provider.ts';
+import type { ProviderClient, ProviderItem, ProviderPage } from './provider.ts';
+import {
+  type BrowserHost,
+  type BrowserState,
+  type Crumb,
+  type FolderCount,
+  type ProviderBrowserOptions,
+  perFile,
+  providerDescriptor,
+  type SelectionSummary,
+} from './provider-state.ts';
+import { retryAfterLimits } from './provider-wait.ts';
 import { type WalkedFile, walkFolder } from './provider-walk.ts';
 
-/** What the browser needs from the engine (a `Ferry` fits). */
-export interface BrowserHost {
-  addFiles(descriptors: Iterable<FileDescriptor>): string[];
-  readonly restrictions: Readonly<Restrictions>;
-  getState(): { fileIds: readonly string[] };
-  info(message: string, type?: InfoType, duration?: number): string;
-  i18n(key: string, vars?: Record<string, string | number>): string;
-}
-
-/** A selected folder's walk: its accepted file count so far, and how it went. */
-export interface FolderCount {
-  status: 'loading' | 'done' | 'error';
-  files: number;
-}
-
-export interface Crumb {
-  requestPath: string;
-  name: string;
-}
-
-export interface BrowserState {
-  /** `auth`: not connected (the 'Authorization required' view); `loading`: a folder is opening. */
-  status: 'idle' | 'auth' | 'connecting' | 'loading' | 'ready' | 'error';
-  /** The last failure, worded for people. */
-  error: string | null;
-  username: string | null;
-  /** From the root to the open folder. */
-  crumbs: readonly Crumb[];
-  /** The loaded pages of the open folder. */
-  items: readonly ProviderItem[];
-  nextPagePath: string | null;
-  loadingMore: boolean;
-  filter: string;
-  view: 'list' | 'grid';
-  /** Selected items by `requestPath`, in any folder. */
-  selected: ReadonlyMap<string, ProviderItem>;
-  /** File counts of the selected folders, by `requestPath`. */
-  folders: ReadonlyMap<string, FolderCount>;
-  /** The item a shift-click extends from. */
-  anchor: string | null;
-  adding: boolean;
-}
-
-export interface ProviderBrowserOptions {
-  /** The provider's display name (the root crumb). */
-  name: string;
-  /** The root folder's path: `root` for Drive, `recent` for Instagram. */
-  rootFolder: string;
-  view?: 'list' | 'grid';
-}
-
-/** How many files the selection adds: picked files plus the files of picked folders. */
-export interface SelectionSummary {
-  files: number;
-  folders: number;
-  total: number;
-  /** A folder is still being counted. */
-  counting: boolean;
-}
-
-/** The remote file record of a provider item; `relativePath` for files found under a folder. */
-export function providerDescriptor(provider: string, item: ProviderItem, relativePath?: string): FileDescriptor {
-  return {
-    isRemote: true,
-    source: provider,
-    name: item.name,
-    type: item.mimeType || 'application/octet-stream',
-    size: typeof item.size === 'number' && item.size > 0 ? item.size : null,
-    data: null,
-    ...(relativePath ? { relativePath } : {}),
-    ...(item.thumbnail ? { preview: item.thumbnail } : {}),
-    remote: { providerName: provider, requestPath: item.requestPath, body: { fileId: item.id } },
-  };
-}
-
-/** The restrictions a single item is checked against when listed (counts are checked on add). */
-function perFile(r: Readonly<Restrictions>): Restrictions {
-  return {
-    ...noRestrictions,
-    allowedFileTypes: r.allowedFileTypes,
-    maxFileSize: r.maxFileSize,
-    minFileSize: r.minFileSize,
-  };
-}
+export {
+  type BrowserHost,
+  type BrowserState,
+  type Crumb,
+  type FolderCount,
+  type ProviderBrowserOptions,
+  providerDescriptor,
+  type SelectionSummary,
+} from './provider-state.ts';
 
 export class ProviderBrowser {
   readonly #client: ProviderClient;
@@ -109,6 +47,8 @@ export class ProviderBrowser {
   readonly #walks = new Map<string, { controller: AbortController; done: Promise<WalkedFile[]> }>();
   /** Bumped on every navigation, so answers for a folder left behind are dropped. */
   #seq = 0;
+  /** Aborted on every navigation: ends a rate-limit wait for a folder left behind. */
+  #nav = new AbortController();
   #visible: { items: readonly ProviderItem[]; filter: string; result: readonly ProviderItem[] } | null = null;
 
   constructor(client: ProviderClient, host: BrowserHost, options: ProviderBrowserOptions) {
@@ -124,6 +64,8 @@ export class ProviderBrowser {
       nextPagePath: null,
       loadingMore: false,
       filter: '',
+      query: '',
+      waiting: null,
       view: options.view ?? 'list',
       selected: new Map(),
       folders: new Map(),
@@ -146,13 +88,19 @@ export class ProviderBrowser {
     return this.#options.name;
   }
 
+  /** A search provider: {@link search} instead of folders, and no sign-in. */
+  get searchable(): boolean {
+    return this.#options.search === true;
+  }
+
   getState = (): BrowserState => this.#store.getState();
   subscribe = (listener: (state: BrowserState) => void): (() => void) => this.#store.subscribe(listener);
 
-  /** Opens the root when connected, else shows the auth view. Does nothing once started. */
+  /** Opens the root when connected, else shows the auth view (a search provider waits for a query). Does nothing once started. */
   start(): void {
     if (this.getState().status !== 'idle') return;
-    if (this.#client.token === null) this.#set({ status: 'auth' });
+    if (this.searchable) this.#set({ status: 'ready' });
+    else if (this.#client.token === null) this.#set({ status: 'auth' });
     else void this.#open(this.getState().crumbs.slice(0, 1));
   }
 
@@ -185,11 +133,19 @@ export class ProviderBrowser {
     return this.#open([...this.getState().crumbs, { requestPath: item.requestPath, name: item.name }]);
   }
 
-  /** Goes back to breadcrumb `index` (0 = the root). */
+  /** Goes back to breadcrumb `index` (0 = the root); for a search provider, runs its query again. */
   goTo(index: number): Promise<void> {
     const crumbs = this.getState().crumbs;
     if (index < 0 || index >= crumbs.length) return Promise.resolve();
+    if (this.searchable) return this.search(this.getState().query);
     return this.#open(crumbs.slice(0, index + 1));
+  }
+
+  /** A search provider's first page of results for `query` (trimmed; a blank one does nothing). */
+  search(query: string): Promise<void> {
+    const text = query.trim();
+    if (!this.searchable || text === '') return Promise.resolve();
+    return this.#open(this.getState().crumbs.slice(0, 1), text);
   }
 
   /** Loads the next page of the open folder, if any (one at a time). */
@@ -199,7 +155,7 @@ export class ProviderBrowser {
     const seq = this.#seq;
     this.#set({ loadingMore: true });
     await this.#guard(async () => {
-      const page = await this.#client.list(s.nextPagePath as string);
+      const page = await this.#page(s.crumbs[s.crumbs.length - 1] as Crumb, s.query, s.nextPagePath);
       if (seq !== this.#seq) return;
       this.#set({
         items: [...this.getState().items, ...page.items],
@@ -282,7 +238,8 @@ export class ProviderBrowser {
       this.#select(this.visible(), false);
       return;
     }
-    while (this.getState().nextPagePath !== null && this.getState().status === 'ready') {
+    // Every page of a folder, but only the loaded results of a search (it could go on for pages).
+    while (!this.searchable && this.getState().nextPagePath !== null && this.getState().status === 'ready') {
       const before = this.getState().nextPagePath;
       await this.loadMore();
       if (this.getState().nextPagePath === before) break; // failed: select what is loaded
@@ -403,21 +360,45 @@ export class ProviderBrowser {
     return walk;
   }
 
-  async #open(crumbs: Crumb[]): Promise<void> {
-    this.#seq += 1;
+  /** One page of `crumb` (or of `query`'s results), waiting out rate limits while it is current. */
+  #page(crumb: Crumb, query: string, next: string | null): Promise<ProviderPage> {
     const seq = this.#seq;
+    const client = this.#client;
+    return retryAfterLimits(
+      () => (this.searchable ? client.search(query, next) : client.list(next ?? crumb.requestPath)),
+      {
+        signal: this.#nav.signal,
+        onWait: (waiting) => {
+          if (seq === this.#seq) this.#set({ waiting });
+        },
+      },
+    );
+  }
+
+  /** A new navigation: answers and waits for the previous one are dropped. */
+  #navigate(): number {
+    this.#nav.abort();
+    this.#nav = new AbortController();
+    this.#seq += 1;
+    return this.#seq;
+  }
+
+  async #open(crumbs: Crumb[], query = this.getState().query): Promise<void> {
+    const seq = this.#navigate();
     const last = crumbs[crumbs.length - 1] as Crumb;
     this.#set({
       status: 'loading',
       crumbs,
+      query,
       items: [],
       nextPagePath: null,
       loadingMore: false,
       filter: '',
       anchor: null,
+      waiting: null,
     });
     await this.#guard(async () => {
-      const page = await this.#client.list(last.requestPath);
+      const page = await this.#page(last, query, null);
       if (seq !== this.#seq) return;
       this.#set({
         status: 'ready',
@@ -450,8 +431,9 @@ export class ProviderBrowser {
 
   #signedOut(error: string | null): void {
     this.clearSelection();
-    this.#seq += 1;
+    this.#navigate();
     this.#set({
+      waiting: null,
       status: 'auth',
       error,
       username: null,

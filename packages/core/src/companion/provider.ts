@@ -5,10 +5,20 @@
  * are opaque and used verbatim); a 401 triggers ONE `POST /{p}/refresh-token` shared by every
  * request waiting on it, then one retry; `logout()` revokes and forgets. Login is the popup of
  * `provider-login.ts`. Token persistence is opt-in: with a `storage`, the token is kept under
- * `ferry-provider-token:{companion}:{provider}` (see {@link tokenKey}).
+ * `ferry-provider-token:{companion}:{provider}` (see {@link tokenKey}). A search provider
+ * (Unsplash) has no token: its routes are `/search/{p}/list?q=` and `/search/{p}/get/{id}`. A 429
+ * throws {@link ProviderRateLimitError} with the seconds to wait (`provider-wait.ts` waits them).
  */
 
-import { base, type FetchLike, ProviderAuthError, ProviderRequestError, withAccessToken } from './http.ts';
+import {
+  base,
+  type FetchLike,
+  ProviderAuthError,
+  ProviderRateLimitError,
+  ProviderRequestError,
+  retryAfterOf,
+  withAccessToken,
+} from './http.ts';
 import { type LoginEnv, popupLogin } from './provider-login.ts';
 
 /** One entry of a list answer (`ProviderListItem` in Companion). */
@@ -27,6 +37,8 @@ export interface ProviderItem {
   /** A URL a plain `<img>` can load. */
   thumbnail?: string | null;
   custom?: Record<string, unknown> & { isSharedDrive?: boolean; unsupported?: boolean; unsupportedReason?: string };
+  /** A search result's photographer (Unsplash), for the attribution its guidelines require. */
+  author?: { name: string; url: string } | null;
 }
 
 /** One page of a folder. `nextPagePath` is the argument of the next `list()`, null on the last. */
@@ -56,6 +68,8 @@ export interface ProviderClientOptions {
   id: string;
   /** Whether a 401 may be answered by `/refresh-token` (default true). */
   supportsRefreshToken?: boolean;
+  /** A search provider: no sign-in, routes under `/search/{id}/` (Companion's paths). */
+  search?: boolean;
   fetch?: FetchLike;
   storage?: TokenStorage | null;
   /** Popup, message and socket plumbing of the login (fakes in tests). */
@@ -85,6 +99,11 @@ export class ProviderClient {
     this.id = options.id;
     this.companionUrl = base(options.companionUrl);
     this.#token = options.storage?.getItem(tokenKey(this.companionUrl, this.id)) ?? null;
+  }
+
+  /** Whether this is a search provider (no sign-in; {@link search} instead of folders). */
+  get searchable(): boolean {
+    return this.#options.search === true;
   }
 
   /** The sealed token, null when not connected. */
@@ -123,18 +142,32 @@ export class ProviderClient {
   async list(path = ''): Promise<ProviderPage> {
     const res = await this.request(`list/${path}`);
     const body = (await res.json()) as Partial<ProviderPage>;
-    const items = Array.isArray(body.items) ? body.items : [];
+    return {
+      username: body.username ?? null,
+      items: await this.#items(body.items),
+      nextPagePath: body.nextPagePath || null,
+    };
+  }
+
+  /**
+   * One page of a search provider's results for `query`; `next` is the previous page's
+   * `nextPagePath` (Companion's `nextPageQuery`, `cursor=2`, appended verbatim).
+   */
+  async search(query: string, next: string | null = null): Promise<ProviderPage> {
+    const res = await this.request(`list?q=${encodeURIComponent(query)}${next ? `&${next}` : ''}`);
+    const body = (await res.json()) as { items?: ProviderItem[]; nextPageQuery?: string | null };
+    return { username: null, items: await this.#items(body.items), nextPagePath: body.nextPageQuery || null };
+  }
+
+  async #items(items: ProviderItem[] | undefined): Promise<ProviderItem[]> {
+    if (!Array.isArray(items)) return [];
     // Thumbnails served by the companion are `<img>` sources, which carry no headers: they get
     // the engine's bearer token as `access_token` (only when the engine has one).
     const headers = (await this.#options.headers?.()) ?? {};
     const own = `${base(this.companionUrl)}/`;
-    return {
-      username: body.username ?? null,
-      items: items.map((item) =>
-        item.thumbnail?.startsWith(own) ? { ...item, thumbnail: withAccessToken(item.thumbnail, headers) } : item,
-      ),
-      nextPagePath: body.nextPagePath || null,
-    };
+    return items.map((item) =>
+      item.thumbnail?.startsWith(own) ? { ...item, thumbnail: withAccessToken(item.thumbnail, headers) } : item,
+    );
   }
 
   /** Every page of a folder, in order, following `nextPagePath` to the end. */
@@ -161,7 +194,8 @@ export class ProviderClient {
   /**
    * A request to `/{p}/{path}` with the token. On 401 it waits for the one shared refresh (or
    * uses a token a concurrent refresh already brought) and retries once; when no token can be
-   * had it forgets the token and throws {@link ProviderAuthError}. Other failures throw
+   * had it forgets the token and throws {@link ProviderAuthError}. A 429 throws
+   * {@link ProviderRateLimitError} with its `Retry-After`; other failures throw
    * {@link ProviderRequestError} with the companion's message.
    */
   async request(path: string, init: RequestInit = {}, refresh = true): Promise<Response> {
@@ -179,7 +213,11 @@ export class ProviderClient {
       if (this.#token === used) this.setToken(null);
       throw new ProviderAuthError();
     }
-    if (!res.ok) throw new ProviderRequestError(await messageOf(res), res.status);
+    if (res.status === 429) {
+      const body = await res.json().catch(() => null);
+      throw new ProviderRateLimitError(messageIn(body, res.status), retryAfterOf(res.headers.get('retry-after'), body));
+    }
+    if (!res.ok) throw new ProviderRequestError(messageIn(await res.json().catch(() => null), res.status), res.status);
     return res;
   }
 
@@ -213,14 +251,15 @@ export class ProviderClient {
     const headers: Record<string, string> = { accept: 'application/json', ...(await this.#options.headers?.()) };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     if (token !== null) headers['uppy-auth-token'] = token;
-    return (this.#options.fetch ?? fetch)(`${this.companionUrl}/${this.id}/${path}`, {
+    const route = this.searchable ? `search/${this.id}` : this.id;
+    return (this.#options.fetch ?? fetch)(`${this.companionUrl}/${route}/${path}`, {
       ...init,
       headers: { ...headers, ...(init.headers as Record<string, string> | undefined) },
     });
   }
 }
 
-async function messageOf(res: Response): Promise<string> {
-  const body = (await res.json().catch(() => null)) as { message?: unknown } | null;
-  return typeof body?.message === 'string' ? body.message : `Request failed with status ${res.status}`;
+function messageIn(body: unknown, status: number): string {
+  const message = (body as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : `Request failed with status ${status}`;
 }

@@ -1,26 +1,45 @@
 /**
- * `enabledProviders`: what `GET /providers` enables, as the widget shows it; search providers
- * (Unsplash, marked `search: true`) and Google's pickers (`picker: true`) are left out since the
- * widget has no search or picker view.
+ * `enabledProviders`: what `GET /providers` enables, as the widget shows it, search providers
+ * (Unsplash, marked `search: true`) included as such, Google's pickers (`picker: true`) left out
+ * since the widget has no picker view; `knownProviders`: the ids, names and roots a page can name
+ * without asking (a stock Companion has no `GET /providers`).
  */
 
 import { describe, expect, it } from 'vitest';
-import { enabledProviders } from './providers.ts';
+import { enabledProviders, knownProviders } from './providers.ts';
 
 const answer = (body: unknown) => async () => new Response(JSON.stringify(body), { status: 200 });
 
 describe('enabledProviders', () => {
-  it('lists sign-in providers and leaves search providers and pickers out', async () => {
+  it('lists sign-in providers and search providers, marked as such, and leaves pickers out', async () => {
     const fetchImpl = answer({
       providers: [
         { id: 'drive', name: 'Google Drive', rootFolder: 'root', supportsRefreshToken: true },
         { id: 'unsplash', name: 'Unsplash', rootFolder: '', supportsRefreshToken: false, search: true },
         { id: 'google-drive-picker', name: 'Google Drive Picker', picker: true },
         { id: 'google-photos-picker', name: 'Google Photos Picker', picker: true },
+        { id: 'box' },
       ],
     });
     expect(await enabledProviders('https://ferry.example', fetchImpl)).toEqual([
       { id: 'drive', name: 'Google Drive', rootFolder: 'root', supportsRefreshToken: true },
+      { id: 'unsplash', name: 'Unsplash', rootFolder: '', supportsRefreshToken: false, search: true },
+      // What the answer leaves out comes from the known entry.
+      { id: 'box', name: 'Box', rootFolder: '0', supportsRefreshToken: true },
     ]);
+  });
+});
+
+describe('knownProviders', () => {
+  it("names Companion's providers with their roots, Unsplash as a search provider", () => {
+    const table = Object.values(knownProviders).map((p) => [p.id, p.name, p.rootFolder, p.search === true]);
+    expect(table).toEqual(
+      expect.arrayContaining([
+        ['dropbox', 'Dropbox', '', false],
+        ['box', 'Box', '0', false],
+        ['onedrive', 'OneDrive', '', false],
+        ['unsplash', 'Unsplash', '', true],
+      ]),
+    );
   });
 });

@@ -2,7 +2,7 @@
  * The engine's providers: one {@link ProviderClient} and one {@link ProviderBrowser} per provider
  * id, made on first use against the engine's companion, so the uploader (which sends
  * `/{p}/get/...` with the token) and the browser share one token and one refresh. Also which
- * providers exist: the known ones (`drive`, `instagram`) with their names and roots, and what a
+ * providers exist: the known ones (Companion's ids) with their names and roots, and what a
  * companion says it enables (`GET /providers` on `ferry`; a companion without that route, such
  * as a stock Companion, enables none as far as discovery goes, so pages name them instead).
  */
@@ -20,6 +20,8 @@ export interface ProviderInfo {
   /** The folder listed first: `root` (Drive), `recent` (Instagram). */
   rootFolder: string;
   supportsRefreshToken: boolean;
+  /** A search provider (Unsplash): no sign-in, a query instead of folders. */
+  search?: boolean;
 }
 
 /** The providers the widget knows without asking (Companion's ids and roots). */
@@ -27,6 +29,14 @@ export const knownProviders: Readonly<Record<string, ProviderInfo>> = {
   drive: { id: 'drive', name: 'Google Drive', rootFolder: 'root', supportsRefreshToken: true },
   // Released Companion cannot refresh Instagram tokens; `ferry` says it can in GET /providers.
   instagram: { id: 'instagram', name: 'Instagram', rootFolder: 'recent', supportsRefreshToken: false },
+  // Dropbox's root is the empty path, as on Companion and `ferry`.
+  dropbox: { id: 'dropbox', name: 'Dropbox', rootFolder: '', supportsRefreshToken: true },
+  // Box's root folder is `0` on both; released Companion has no Box refresh (its /refresh-token
+  // then fails and the person signs in again, as without one), `ferry` rotates Box tokens.
+  box: { id: 'box', name: 'Box', rootFolder: '0', supportsRefreshToken: true },
+  // `ferry` names OneDrive's top level `root` and also lists it for ''; Companion only for ''.
+  onedrive: { id: 'onedrive', name: 'OneDrive', rootFolder: '', supportsRefreshToken: true },
+  unsplash: { id: 'unsplash', name: 'Unsplash', rootFolder: '', supportsRefreshToken: false, search: true },
 };
 
 /** Asks the companion which providers it enables; none when it cannot say. */
@@ -34,21 +44,23 @@ export async function enabledProviders(companionUrl: string, fetchImpl: FetchLik
   try {
     const res = await fetchImpl(`${base(companionUrl)}/providers`, { headers: { accept: 'application/json' } });
     if (!res.ok) return [];
-    const body = (await res.json()) as {
-      providers?: (Partial<ProviderInfo> & { search?: boolean; picker?: boolean })[];
-    };
+    const body = (await res.json()) as { providers?: (Partial<ProviderInfo> & { picker?: boolean })[] };
     if (!Array.isArray(body.providers)) return [];
-    // Search providers (Unsplash) and Google's pickers have no sign-in here: the widget has no
-    // view for them yet.
+    // Google's pickers have no sign-in here: the widget has no view for them yet.
     return body.providers
-      .filter((p) => p?.search !== true && p?.picker !== true)
+      .filter((p) => p?.picker !== true)
       .filter((p): p is Partial<ProviderInfo> & { id: string } => typeof p?.id === 'string' && p.id !== '')
-      .map((p) => ({
-        id: p.id,
-        name: p.name ?? knownProviders[p.id]?.name ?? p.id,
-        rootFolder: p.rootFolder ?? knownProviders[p.id]?.rootFolder ?? '',
-        supportsRefreshToken: p.supportsRefreshToken ?? knownProviders[p.id]?.supportsRefreshToken ?? true,
-      }));
+      .map((p) => {
+        const known = knownProviders[p.id];
+        const search = p.search ?? known?.search ?? false;
+        return {
+          id: p.id,
+          name: p.name ?? known?.name ?? p.id,
+          rootFolder: p.rootFolder ?? known?.rootFolder ?? '',
+          supportsRefreshToken: p.supportsRefreshToken ?? known?.supportsRefreshToken ?? true,
+          ...(search ? { search } : {}),
+        };
+      });
   } catch {
     return [];
   }
@@ -110,6 +122,7 @@ export class Providers {
         companionUrl,
         id,
         supportsRefreshToken: this.info(id).supportsRefreshToken,
+        search: this.info(id).search === true,
         fetch: this.#options.fetch,
         storage: this.#options.storage,
         login: this.#options.login,
@@ -125,7 +138,12 @@ export class Providers {
     let browser = this.#browsers.get(id);
     if (!browser) {
       const info = this.info(id);
-      browser = new ProviderBrowser(this.client(id), this.#host, { name: info.name, rootFolder: info.rootFolder });
+      browser = new ProviderBrowser(this.client(id), this.#host, {
+        name: info.name,
+        rootFolder: info.rootFolder,
+        // Search results are photos: a grid shows them.
+        ...(info.search ? { search: true, view: 'grid' as const } : {}),
+      });
       this.#browsers.set(id, browser);
     }
     return browser;

@@ -212,6 +212,12 @@ export const ar: LocalePack = {
     openFolder: 'فتح المجلد %{name}',
     emptyFolder: 'هذا المجلد فارغ',
     noMatches: 'لا شيء يطابق عامل التصفية',
+    search: 'بحث',
+    searchProvider: 'البحث في %{provider}',
+    searchPrompt: 'اكتب ما تبحث عنه ثم اضغط بحث',
+    noResults: 'لا توجد نتائج لـ %{query}',
+    byAuthor: 'بواسطة %{author}',
+    waitingFor: 'في انتظار %{provider}… إعادة المحاولة بعد %{seconds} ث',
     countingFiles: 'جارٍ عدّ الملفات...',
     xFiles: {
       zero: 'لا توجد ملفات (%{smart_count})',

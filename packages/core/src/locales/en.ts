@@ -180,6 +180,13 @@ export const strings = {
   openFolder: 'Open folder %{name}',
   emptyFolder: 'This folder is empty',
   noMatches: 'Nothing matches the filter',
+  // Search providers (Unsplash), and a provider's rate limit waited out.
+  search: 'Search',
+  searchProvider: 'Search %{provider}',
+  searchPrompt: 'Type what you are looking for and press Search',
+  noResults: 'No results for %{query}',
+  byAuthor: 'by %{author}',
+  waitingFor: 'Waiting for %{provider}… retrying in %{seconds} s',
   countingFiles: 'Counting files...',
   xFiles: { one: '%{smart_count} file', other: '%{smart_count} files' },
   addSelected: { one: 'Add %{smart_count} file', other: 'Add %{smart_count} files' },

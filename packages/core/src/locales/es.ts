@@ -186,6 +186,12 @@ export const es: LocalePack = {
     openFolder: 'Abrir la carpeta %{name}',
     emptyFolder: 'Esta carpeta está vacía',
     noMatches: 'Nada coincide con el filtro',
+    search: 'Buscar',
+    searchProvider: 'Buscar en %{provider}',
+    searchPrompt: 'Escriba lo que busca y pulse Buscar',
+    noResults: 'No hay resultados para %{query}',
+    byAuthor: 'de %{author}',
+    waitingFor: 'Esperando a %{provider}… nuevo intento en %{seconds} s',
     countingFiles: 'Contando archivos...',
     xFiles: { one: '%{smart_count} archivo', many: '%{smart_count} de archivos', other: '%{smart_count} archivos' },
     addSelected: {

@@ -187,6 +187,12 @@ export const fr: LocalePack = {
     openFolder: 'Ouvrir le dossier %{name}',
     emptyFolder: 'Ce dossier est vide',
     noMatches: 'Rien ne correspond au filtre',
+    search: 'Rechercher',
+    searchProvider: 'Rechercher sur %{provider}',
+    searchPrompt: 'Saisissez ce que vous cherchez puis appuyez sur Rechercher',
+    noResults: 'Aucun résultat pour %{query}',
+    byAuthor: 'par %{author}',
+    waitingFor: 'En attente de %{provider}… nouvel essai dans %{seconds} s',
     countingFiles: 'Comptage des fichiers...',
     xFiles: { one: '%{smart_count} fichier', many: '%{smart_count} de fichiers', other: '%{smart_count} fichiers' },
     addSelected: {

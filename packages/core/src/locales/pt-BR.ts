@@ -186,6 +186,12 @@ export const ptBR: LocalePack = {
     openFolder: 'Abrir a pasta %{name}',
     emptyFolder: 'Esta pasta está vazia',
     noMatches: 'Nada corresponde ao filtro',
+    search: 'Pesquisar',
+    searchProvider: 'Pesquisar no %{provider}',
+    searchPrompt: 'Digite o que procura e pressione Pesquisar',
+    noResults: 'Nenhum resultado para %{query}',
+    byAuthor: 'por %{author}',
+    waitingFor: 'Aguardando %{provider}… nova tentativa em %{seconds} s',
     countingFiles: 'Contando arquivos...',
     xFiles: { one: '%{smart_count} arquivo', many: '%{smart_count} de arquivos', other: '%{smart_count} arquivos' },
     addSelected: {

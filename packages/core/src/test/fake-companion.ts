@@ -1,8 +1,10 @@
 /**
  * A fake companion's provider routes for unit tests, as a `fetch`: `/{p}/list/{path}?cursor=`
  * over a folder tree with pages of `pageSize`, `/{p}/refresh-token`, `/{p}/get/{path}`,
- * `/{p}/logout`. Tokens are checked like the real one does (unknown token: 401), and every call
- * is recorded with the token it carried, so tests can count refreshes and see retries.
+ * `/{p}/logout`; the search provider `unsplash` (`/search/unsplash/list?q=&cursor=` over the
+ * tree's `photos`, `/search/unsplash/get/{id}`). Tokens are checked like the real one does
+ * (unknown token: 401), and every call is recorded with the token it carried, so tests can count
+ * refreshes and see retries. `rateLimited` answers that many list requests 429 with `Retry-After`.
  */
 import type { ProviderItem } from '../companion/provider.ts';
 
@@ -23,6 +25,10 @@ export interface FakeCompanion {
   /** Resolves pending refreshes (when `holdRefresh` is set). */
   releaseRefresh(): void;
   holdRefresh: boolean;
+  /** List and search requests still to answer 429 (counted down). */
+  rateLimited: number;
+  /** The `Retry-After` of those 429s, in seconds. */
+  retryAfter: number;
 }
 
 export function file(name: string, extra: Partial<ProviderItem> = {}): ProviderItem {
@@ -50,6 +56,8 @@ export function fakeCompanion(tree: Record<string, ProviderItem[]>, pageSize = 1
     valid: new Set(['good']),
     refreshable: new Set(),
     holdRefresh: false,
+    rateLimited: 0,
+    retryAfter: 12,
     releaseRefresh() {
       const waiting = held;
       held = [];
@@ -71,6 +79,17 @@ export function fakeCompanion(tree: Record<string, ProviderItem[]>, pageSize = 1
         const drive = { id: 'drive', name: 'Google Drive', rootFolder: 'root', supportsRefreshToken: true };
         return new Response(JSON.stringify({ providers: [drive] }));
       }
+      if ((route === 'list' || url.pathname.startsWith('/search/')) && method === 'GET' && fake.rateLimited > 0) {
+        fake.rateLimited -= 1;
+        return new Response(
+          JSON.stringify({ message: 'The provider is rate limiting requests', retryAfter: fake.retryAfter }),
+          {
+            status: 429,
+            headers: { 'retry-after': String(fake.retryAfter) },
+          },
+        );
+      }
+      if (url.pathname.startsWith('/search/unsplash/')) return search(url, tree.photos ?? [], pageSize, json);
       if (provider !== 'drive') return json({ message: 'Unknown provider' }, 404);
       if (route === 'logout') return json({ ok: true, revoked: token !== null && fake.valid.has(token) });
       if (route === 'refresh-token') {
@@ -95,4 +114,17 @@ export function fakeCompanion(tree: Record<string, ProviderItem[]>, pageSize = 1
     }) as typeof fetch,
   };
   return fake;
+}
+
+/** Companion's search routes over `photos`: every photo whose name holds the query, paged. */
+function search(url: URL, photos: ProviderItem[], pageSize: number, json: (v: unknown, s?: number) => Response) {
+  if (url.pathname.startsWith('/search/unsplash/get/')) return json({ token: `transfer-${url.pathname.slice(21)}` });
+  if (url.pathname !== '/search/unsplash/list') return json({ message: 'Not found' }, 404);
+  const q = url.searchParams.get('q')?.trim() ?? '';
+  if (q === '') return json({ message: 'Search query missing' }, 400);
+  const found = photos.filter((p) => p.name.toLowerCase().includes(q.toLowerCase()));
+  const page = Number(url.searchParams.get('cursor') ?? 1);
+  const items = found.slice((page - 1) * pageSize, page * pageSize);
+  const next = page * pageSize < found.length ? `cursor=${page + 1}` : null;
+  return json({ searchedFor: q, username: null, items, nextPageQuery: next });
 }

@@ -1,4 +1,7 @@
-/** One entry of a provider folder: checkbox, thumbnail or icon, name (a folder's opens it), size or file count, and why it cannot be picked. */
+/**
+ * One entry of a provider folder: checkbox, thumbnail or icon, name (a folder's opens it), size or
+ * file count, why it cannot be picked, and a search result's photographer (linked, as Unsplash asks).
+ */
 import { type FolderCount, formatSize, type ProviderItem as Item } from '@ferry/core';
 import { type CSSProperties, memo } from 'react';
 import { icons } from '../components/icons.tsx';
@@ -22,6 +25,16 @@ function Picture({ item, grid }: { item: Item; grid: boolean }) {
   const src = grid ? item.thumbnail || (isUrl(item.icon) ? item.icon : null) : isUrl(item.icon) ? item.icon : null;
   if (src) return <img className="ferry-provider-thumb" src={src} alt="" loading="lazy" decoding="async" />;
   return <span className="ferry-provider-thumb">{item.isFolder ? icons.folder : icons.file}</span>;
+}
+
+/** The attribution: a link to the author's profile when it is a web address, else the name. */
+function Author({ name, url, text }: { name: string; url: string; text: string }) {
+  if (!/^https?:\/\//.test(url)) return <span className="ferry-provider-author">{text}</span>;
+  return (
+    <a className="ferry-provider-author" href={url} target="_blank" rel="noopener noreferrer" title={name}>
+      {text}
+    </a>
+  );
 }
 
 function isUrl(value: string | null | undefined): value is string {
@@ -79,6 +92,9 @@ export const ProviderItem = memo(function ProviderItem(props: ProviderItemProps)
         <span id={noteId} className="ferry-provider-detail" data-problem={problem ? true : undefined}>
           {detail}
         </span>
+      )}
+      {item.author?.name && (
+        <Author name={item.author.name} url={item.author.url} text={t('byAuthor', { author: item.author.name })} />
       )}
     </li>
   );

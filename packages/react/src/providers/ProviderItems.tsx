@@ -126,7 +126,13 @@ export function ProviderItems({ browser, state }: { browser: ProviderBrowser; st
       </div>
       <div className="ferry-provider-scroll" ref={scroller} data-testid="ferry-provider-items">
         {items.length === 0 ? (
-          <p className="ferry-provider-empty">{state.filter ? t('noMatches') : t('emptyFolder')}</p>
+          <p className="ferry-provider-empty">
+            {state.filter
+              ? t('noMatches')
+              : browser.searchable
+                ? t('noResults', { query: state.query })
+                : t('emptyFolder')}
+          </p>
         ) : (
           <ul
             className="ferry-provider-list"

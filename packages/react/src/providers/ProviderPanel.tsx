@@ -1,7 +1,9 @@
 /**
  * A cloud provider as a Dashboard source: the 'Authorization required' view until connected,
- * then the file browser (header, items, selection bar). The state is the engine's
- * (`ferry.providers.browser(id)`), so leaving the panel and coming back keeps folder and selection.
+ * then the file browser (header, items, selection bar); a search provider (Unsplash) has the
+ * search bar instead of sign-in and folders. A rate limit shows as a wait with its countdown. The
+ * state is the engine's (`ferry.providers.browser(id)`), so leaving the panel and coming back
+ * keeps folder and selection.
  */
 import { useEffect } from 'react';
 import { useI18n } from '../i18n.ts';
@@ -9,6 +11,8 @@ import { ProviderAuth } from './ProviderAuth.tsx';
 import { ProviderFooter } from './ProviderFooter.tsx';
 import { ProviderHeader } from './ProviderHeader.tsx';
 import { ProviderItems } from './ProviderItems.tsx';
+import { ProviderSearch } from './ProviderSearch.tsx';
+import { ProviderWaiting } from './ProviderWaiting.tsx';
 import { useProviderBrowser } from './useProviderBrowser.ts';
 
 export interface ProviderPanelProps {
@@ -22,13 +26,15 @@ export function ProviderPanel({ provider, onAdded }: ProviderPanelProps) {
   const t = useI18n();
   const [browser, state] = useProviderBrowser(provider);
   useEffect(() => browser.start(), [browser]);
-  if (state.status === 'idle' || state.status === 'auth' || state.status === 'connecting') {
+  const search = browser.searchable;
+  if (!search && (state.status === 'idle' || state.status === 'auth' || state.status === 'connecting')) {
     return <ProviderAuth browser={browser} busy={state.status === 'connecting'} error={state.error} />;
   }
   return (
     <div className="ferry-provider" data-provider={provider} aria-busy={state.status === 'loading'}>
-      <ProviderHeader browser={browser} state={state} />
-      {state.status === 'loading' && (
+      {search ? <ProviderSearch browser={browser} state={state} /> : <ProviderHeader browser={browser} state={state} />}
+      <ProviderWaiting provider={browser.name} waiting={state.waiting} />
+      {state.status === 'loading' && !state.waiting && (
         <p className="ferry-provider-loading" role="status">
           {t('loading')}
         </p>
@@ -41,7 +47,11 @@ export function ProviderPanel({ provider, onAdded }: ProviderPanelProps) {
           </button>
         </div>
       )}
-      {state.status === 'ready' && <ProviderItems browser={browser} state={state} />}
+      {search && state.query === '' && state.status !== 'loading' ? (
+        <p className="ferry-provider-empty">{t('searchPrompt')}</p>
+      ) : (
+        state.status === 'ready' && <ProviderItems browser={browser} state={state} />
+      )}
       <ProviderFooter browser={browser} state={state} onAdded={onAdded} />
     </div>
   );
