@@ -69,6 +69,12 @@ export interface Fixture {
     /** Ids are the files' `path_lower`. */
     files: FixtureFile[];
   };
+  unsplash: {
+    apiUrl: string;
+    key: string;
+    /** Found by any search; `name` is the description plus `.jpg`. */
+    photos: Omit<FixtureFile, 'size'>[];
+  };
 }
 
 export interface RunningFakes {
@@ -77,8 +83,9 @@ export interface RunningFakes {
   stop(): Promise<void>;
 }
 
-export async function startFakes(): Promise<RunningFakes> {
-  const child = spawn(fakesBin, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+/** Starts `ferry-fakes` with its fixture options (`['--paging-items', '1005']`...). */
+export async function startFakes(args: string[] = []): Promise<RunningFakes> {
+  const child = spawn(fakesBin, args, { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const fixture = await new Promise<Fixture>((ok, fail) => {
     const timer = setTimeout(() => fail(new Error('ferry-fakes printed nothing in 20 s')), 20_000);
@@ -188,6 +195,11 @@ export function dropboxArgs(f: Fixture): string[] {
     '--dropbox-content-url',
     d.contentUrl,
   ];
+}
+
+/** `ferry serve` arguments that also enable Unsplash (a search provider) against its fake. */
+export function unsplashArgs(f: Fixture): string[] {
+  return ['--unsplash-key', f.unsplash.key, '--unsplash-api-url', f.unsplash.apiUrl];
 }
 
 /** `ferry` with the providers enabled against `fakes`, plus `extra` arguments. */

@@ -12,6 +12,10 @@
 //! `--small-files N` and `--small-size BYTES` (a folder "Bench small" of N random files), and
 //! `--large-size BYTES` (one random file `bench-large.bin` at the root); its ids and digests are
 //! printed under `google.bench`.
+//!
+//! `--paging-items N` (off by default) adds a folder "Many" of N tiny files to Dropbox, Box and
+//! OneDrive, and N photos to Unsplash, so the Dashboard specs can page through `ferry` (which asks
+//! up to 1000 items per page, 30 for Unsplash).
 
 use bytes::Bytes;
 use ferry_testkit::fake::r#box::FakeBox;
@@ -35,6 +39,7 @@ struct BenchArgs {
     small_files: usize,
     small_size: usize,
     large_size: usize,
+    paging_items: usize,
 }
 
 impl BenchArgs {
@@ -52,6 +57,7 @@ impl BenchArgs {
                 "--small-files" => &mut out.small_files,
                 "--small-size" => &mut out.small_size,
                 "--large-size" => &mut out.large_size,
+                "--paging-items" => &mut out.paging_items,
                 _ => usage(&flag),
             };
             *slot = value.unwrap_or_else(|| usage(&flag));
@@ -63,7 +69,7 @@ impl BenchArgs {
 fn usage(flag: &str) -> ! {
     eprintln!(
         "ferry-fakes: bad argument {flag:?}; usage: ferry-fakes [--folder-items N] \
-         [--small-files N] [--small-size BYTES] [--large-size BYTES]"
+         [--small-files N] [--small-size BYTES] [--large-size BYTES] [--paging-items N]"
     );
     std::process::exit(2)
 }
@@ -172,9 +178,38 @@ fn add_dropbox(d: &Dropbox) -> Value {
     json!(files)
 }
 
+/// A folder "Many" of `n` one-byte files in Dropbox, Box and OneDrive, and `n` more Unsplash photos.
+fn add_paging(
+    n: usize,
+    d: &Dropbox,
+    b: &ferry_testkit::fake::r#box::BoxState,
+    g: &ferry_testkit::fake::onedrive::Graph,
+    u: &ferry_testkit::fake::unsplash::Unsplash,
+) {
+    if n == 0 {
+        return;
+    }
+    let tiny = Bytes::from_static(b"x");
+    let box_many = b.add_folder("0", "Many");
+    let own = g.my_drive.clone();
+    let drive_many = g.add_folder(&own, "root", "Many");
+    for i in 0..n {
+        let name = format!("item-{i:05}.txt");
+        d.add(&format!("/Many/{name}"), tiny.clone());
+        b.add_file(&box_many, &name, tiny.clone());
+        g.add_file(&own, &drive_many, &name, "text/plain", tiny.clone());
+        u.add(
+            Some(&format!("Many photo {i:05}")),
+            "Grace Hopper",
+            tiny.clone(),
+        );
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let bench = BenchArgs::parse(std::env::args().skip(1));
+    let paging = bench.paging_items;
     let google = FakeGoogle::start("google-client", "google-secret").await;
     let ig = FakeInstagram::start("ig-client", "ig-secret").await;
     let boxed = FakeBox::start("box-client", "box-secret").await;
@@ -258,6 +293,13 @@ async fn main() {
         })
         .collect();
     let dropbox_files = add_dropbox(&dropbox.state);
+    add_paging(
+        paging,
+        &dropbox.state,
+        &boxed.state,
+        &ms.state,
+        &unsplash.state,
+    );
 
     let out = json!({
         "google": {
