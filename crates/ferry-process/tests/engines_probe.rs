@@ -184,3 +184,53 @@ async fn a_fifo_is_refused_before_any_engine_blocks_on_it() {
         format!("{} is not a regular file", fifo.display())
     );
 }
+
+#[tokio::test]
+async fn stills_get_ffprobes_meta_without_running_ffprobe() {
+    let real = engines().await;
+    let dir = tempfile::tempdir().unwrap();
+    // An ffprobe that cannot start: a still must not need it, a video still must.
+    let mut no_ffprobe = real.clone();
+    no_ffprobe.ffprobe = Some(dir.path().join("no-such-ffprobe"));
+    let (limits, cancel) = (Limits::default(), CancellationToken::new());
+    for (name, codec) in [("a.jpg", "mjpeg"), ("b.png", "png"), ("c.webp", "webp")] {
+        let image = make_image(dir.path(), name, 48, 36);
+        let mut meta = probe(&no_ffprobe, &image, &limits, &cancel)
+            .await
+            .unwrap()
+            .meta;
+        // libvips writes orientation 1 into its JPEGs; the EXIF fields are vipsheader's either way.
+        let orientation = meta.orientation.take();
+        assert!(
+            orientation
+                .as_deref()
+                .is_none_or(|o| o == "Horizontal (normal)"),
+            "{name}: {orientation:?}"
+        );
+        // What ffprobe itself says of the file, read independently.
+        let said: serde_json::Value = serde_json::from_str(&engines_support::sh(
+            "ffprobe",
+            &[
+                "-v",
+                "error",
+                "-print_format",
+                "json",
+                "-show_streams",
+                image.to_str().unwrap(),
+            ],
+        ))
+        .unwrap();
+        let stream = &said["streams"][0];
+        assert_eq!(stream["codec_name"], codec, "{name}");
+        assert_eq!(
+            serde_json::to_value(&meta).unwrap(),
+            serde_json::json!({
+                "width": stream["width"], "height": stream["height"],
+                "aspect_ratio": 1.333, "video_codec": codec,
+            }),
+            "{name}"
+        );
+    }
+    let clip = make_video(dir.path(), "clip.mp4", 160, 120, 1);
+    assert!(probe(&no_ffprobe, &clip, &limits, &cancel).await.is_err());
+}
