@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use ferry_hooks::{HookDecision, HookError, HookEvent, HookStats, HookType, Hooks, StopSignal};
 use serde_json::Value;
 
-use crate::assembly::record::FileRecord;
+use crate::assembly::record::{FileRecord, TusUpload};
 use crate::id::Id;
 use crate::service::Service;
 
@@ -43,7 +43,11 @@ impl TusBridge {
 #[async_trait]
 impl Hooks for TusBridge {
     fn enabled(&self, hook: HookType) -> bool {
-        hook == HookType::PostFinish || self.inner.enabled(hook)
+        // post-create and post-receive feed the Assembly's byte counters while uploads arrive.
+        matches!(
+            hook,
+            HookType::PostCreate | HookType::PostReceive | HookType::PostFinish
+        ) || self.inner.enabled(hook)
     }
 
     async fn blocking(&self, event: HookEvent) -> Result<HookDecision, HookError> {
@@ -58,13 +62,19 @@ impl Hooks for TusBridge {
             let ev = event.clone();
             tokio::spawn(async move { take(&svc, &ev).await });
         }
+        if event.hook == HookType::PostCreate {
+            self.progress(&event);
+        }
         if self.inner.enabled(event.hook) {
             self.inner.notify(event);
         }
     }
 
     fn notify_progress(&self, event: HookEvent, stop: &StopSignal) {
-        self.inner.notify_progress(event, stop);
+        self.progress(&event);
+        if self.inner.enabled(HookType::PostReceive) {
+            self.inner.notify_progress(event, stop);
+        }
     }
 
     fn progress_interval(&self) -> Duration {
@@ -73,6 +83,57 @@ impl Hooks for TusBridge {
 
     fn stats(&self) -> Option<HookStats> {
         self.inner.stats()
+    }
+}
+
+impl TusBridge {
+    /// An upload naming an Assembly started or progressed: its entry in the Assembly's
+    /// `tus_uploads`, in the background (the tus request never waits for it).
+    fn progress(&self, event: &HookEvent) {
+        let upload = event.upload();
+        let Some(id) = upload
+            .metadata
+            .get("assembly_url")
+            .and_then(|u| assembly_of(u))
+        else {
+            return;
+        };
+        let meta = &upload.metadata;
+        let entry = TusUpload {
+            upload_url: format!("{}{}", self.service.config().urls.tus, upload.id),
+            filename: meta
+                .get("filename")
+                .or_else(|| meta.get("name"))
+                .cloned()
+                .unwrap_or_default(),
+            fieldname: meta
+                .get("fieldname")
+                .cloned()
+                .unwrap_or_else(|| "file".to_owned()),
+            size: upload.size,
+            offset: upload.offset,
+        };
+        let svc = self.service.clone();
+        tokio::spawn(async move {
+            let r = svc
+                .update(&id, |a| {
+                    if a.state != crate::assembly::record::State::Uploading {
+                        return;
+                    }
+                    let list = &mut a.tus_uploads;
+                    if let Some(t) = list.iter_mut().find(|t| t.upload_url == entry.upload_url) {
+                        // Reports may arrive out of order: the offset never goes back.
+                        t.offset = t.offset.max(entry.offset);
+                    } else if (list.len() as u64) < crate::limits::MAX_FILES {
+                        // Bounded like the files of a form.
+                        list.push(entry);
+                    }
+                })
+                .await;
+            if let Err(e) = r {
+                tracing::warn!(assembly = %id, error = %e, "cannot record a tus upload's progress");
+            }
+        });
     }
 }
 

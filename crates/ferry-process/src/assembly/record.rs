@@ -189,6 +189,19 @@ pub fn kind_of(mime: &str) -> Option<String> {
     Some(kind.to_owned())
 }
 
+/// A tus upload into the Assembly while it arrives (the status's `tus_uploads[]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TusUpload {
+    /// The tus upload's URL (what `uploads[].tus_upload_url` names once it finished).
+    pub upload_url: String,
+    pub filename: String,
+    pub fieldname: String,
+    /// `Upload-Length`, unless deferred.
+    pub size: Option<u64>,
+    /// Bytes stored so far.
+    pub offset: u64,
+}
+
 /// Everything kept about one Assembly.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Assembly {
@@ -224,6 +237,9 @@ pub struct Assembly {
     /// Execution progress, saved while the Assembly runs (`progress_combined` in the status).
     #[serde(default)]
     pub execution_progress: Option<crate::live::progress::Snapshot>,
+    /// The tus uploads that named this Assembly, as they started and progressed.
+    #[serde(default)]
+    pub tus_uploads: Vec<TusUpload>,
 }
 
 impl Assembly {
@@ -270,6 +286,7 @@ impl Assembly {
             warnings: Vec::new(),
             upload_meta_data_extracted: false,
             execution_progress: None,
+            tus_uploads: Vec::new(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! keys Uppy's plugin and the Node SDK read: `ok` or `error`/`message`, `assembly_id`,
 //! `assembly_url` and `assembly_ssl_url` (both: the SDK requires them), `tus_url`,
 //! `websocket_url`/`update_stream_url`, `uploads: []` and `results: {}` from the first answer on
-//! (Uppy diffs them), byte counters, execution progress (`progress_combined`,
+//! (Uppy diffs them), byte counters (with tus uploads still arriving), execution progress (`progress_combined`,
 //! `progress_per_original_file`) once the Assembly runs, and file objects with `id`, `url`,
 //! `ssl_url`, `meta`.
 
@@ -63,6 +63,7 @@ pub fn status(a: &Assembly, urls: &Urls) -> Value {
     let Value::Object(map) = &mut out else {
         return out;
     };
+    tus_counters(a, map);
     if let Some(p) = &a.execution_progress {
         let (combined, per) = progress_json(p);
         map.insert("progress_combined".into(), combined);
@@ -85,6 +86,42 @@ pub fn status(a: &Assembly, urls: &Urls) -> Value {
         }
     }
     out
+}
+
+/// `tus_uploads[]`, `started_tus_uploads`, `finished_tus_uploads`, and the bytes of uploads still
+/// arriving added to `bytes_received`/`bytes_expected` (finished ones are counted there already).
+fn tus_counters(a: &Assembly, map: &mut Map<String, Value>) {
+    let mut finished_n = 0;
+    let (mut received, mut expected) = (a.bytes_received, a.bytes_expected);
+    let list: Vec<Value> = a
+        .tus_uploads
+        .iter()
+        .map(|t| {
+            let finished = a
+                .uploads
+                .iter()
+                .any(|u| u.tus_upload_url.as_deref() == Some(t.upload_url.as_str()));
+            if finished {
+                finished_n += 1;
+            } else {
+                received += t.offset;
+                expected += t.size.unwrap_or(t.offset);
+            }
+            json!({
+                "filename": t.filename,
+                "fieldname": t.fieldname,
+                "size": t.size,
+                "offset": if finished { t.size.unwrap_or(t.offset) } else { t.offset },
+                "finished": finished,
+                "upload_url": t.upload_url,
+            })
+        })
+        .collect();
+    map.insert("started_tus_uploads".into(), json!(list.len()));
+    map.insert("finished_tus_uploads".into(), json!(finished_n));
+    map.insert("tus_uploads".into(), Value::Array(list));
+    map.insert("bytes_received".into(), json!(received));
+    map.insert("bytes_expected".into(), json!(expected));
 }
 
 /// `progress_combined` and `progress_per_original_file` of `p`, as Transloadit's
