@@ -2,7 +2,7 @@
 //! as Companion sends; internal causes are logged, never echoed.
 
 use axum::Json;
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 /// The body of every error answer: `{"message": ...}`, as Companion sends.
@@ -10,6 +10,17 @@ use axum::response::{IntoResponse, Response};
 pub struct ErrorMessage {
     /// What went wrong, safe to show to a person.
     pub message: String,
+}
+
+/// The body of a 429 for a provider's rate limit (with a `Retry-After` header of the same
+/// seconds): a client shows a wait and may retry then.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RateLimitedMessage {
+    /// `<Provider name> is limiting requests; retrying in N s`.
+    pub message: String,
+    /// N: seconds until the provider can be asked again.
+    pub retry_after: u64,
 }
 
 /// Everything a companion route can fail with.
@@ -65,6 +76,10 @@ pub enum CompanionError {
     /// A provider answered this status; the message is safe to show.
     #[error("{message}")]
     Provider { status: u16, message: String },
+    /// A provider limits requests for `retry_after` more seconds: a 429 with `Retry-After`
+    /// and `retryAfter` in the body, so a client shows a wait, not a failure.
+    #[error("{message}")]
+    RateLimited { message: String, retry_after: u64 },
     /// Refused by access control (`--auth-secret`): token, limits or quota.
     #[error(transparent)]
     Auth(#[from] ferry_auth::AuthError),
@@ -87,7 +102,7 @@ impl CompanionError {
             Self::ProviderUnauthorized => StatusCode::UNAUTHORIZED,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::OriginNotAllowed => StatusCode::FORBIDDEN,
-            Self::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
+            Self::TooMany(_) | Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Provider { status, .. } => provider_status(*status),
             Self::Auth(e) => e.status_code(),
         }
@@ -139,6 +154,21 @@ impl IntoResponse for CompanionError {
                 tracing::error!(%cause, "companion error")
             }
             Self::Auth(e) => return e.clone().into_response(),
+            Self::RateLimited {
+                message,
+                retry_after,
+            } => {
+                let body = RateLimitedMessage {
+                    message: message.clone(),
+                    retry_after: *retry_after,
+                };
+                return (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    [(header::RETRY_AFTER, retry_after.to_string())],
+                    Json(body),
+                )
+                    .into_response();
+            }
             _ => {}
         }
         let body = ErrorMessage {

@@ -160,6 +160,13 @@ pub fn progress_frame(uploaded: u64, total: Option<u64>) -> Value {
     }})
 }
 
+/// `{"action":"waiting",...}`: the source asked the transfer to wait `retry_after` seconds (a
+/// provider's rate limit); progress frames follow once bytes move again. Uppy's released
+/// client logs an action it does not know and carries on.
+pub fn waiting_frame(retry_after: u64, message: &str) -> Value {
+    json!({"action": "waiting", "payload": {"retryAfter": retry_after, "message": message}})
+}
+
 /// `{"action":"success",...}`.
 pub fn success_frame(url: &str, response: Option<Value>) -> Value {
     let mut payload = json!({"complete": true, "url": url});

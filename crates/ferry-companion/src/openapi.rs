@@ -190,7 +190,7 @@ pub struct RefreshedToken {
         PartJson, S3SignedPart, S3SignedBatch, S3CompleteBody, S3CompletePart, S3Completed,
         Providers, ProviderInfo, ListPage, Item, LoggedOut, RefreshedToken,
         crate::providers::search::SearchPage, crate::providers::search::SearchItem,
-        crate::providers::search::Author,
+        crate::providers::search::Author, crate::error::RateLimitedMessage,
     )),
     tags(
         (name = "companion", description = "Link imports and remote transfers (Uppy Companion's wire)."),

@@ -199,6 +199,6 @@ fn google_picker(
     }
     let api = Egress::new(resolver, policy, false, idle)?;
     let api =
-        crate::providers::api::Api::new(api.client().clone(), config.providers.backoff.clone());
+        crate::providers::api::Api::new(api.client().clone(), config.providers.rate_limits.clone());
     Ok(Some(Arc::new(GooglePicker::new(picker, api, sources))))
 }

@@ -9,6 +9,7 @@ mod common;
 use std::sync::atomic::Ordering;
 
 use common::providers::*;
+use common::ratelimit;
 use ferry_testkit::garage::Garage;
 use ferry_testkit::{random_bytes, sha256_hex};
 use serde_json::{Value, json};
@@ -316,12 +317,33 @@ async fn rate_limits_back_off_then_answer_429() {
     b.faults.too_many.store(100, Ordering::SeqCst);
     let (status, body) = get(&env, "/box/list/", Some(&login.token)).await;
     assert_eq!(
-        (status, body["message"].as_str()),
+        (status, body),
         (
             429,
-            Some("The provider's rate limit was reached; try again later")
+            json!({"message": "Box is limiting requests; retrying in 1 s", "retryAfter": 1})
         )
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_is_waited_out_within_the_cap_and_reported_beyond_it() {
+    let env = start().await;
+    let b = &env.boxed.state;
+    let data = random_bytes(300_000);
+    let id = b.add_file("0", "clip.mp4", data.clone());
+    let login = login(&env, "box", APP, None).await;
+    ratelimit::list_waits_out_retry_after(&env, "box", "", &login.token, &b.faults).await;
+    ratelimit::list_over_the_cap_is_429(&env, "box", "Box", "", &login.token, &b.faults).await;
+    ratelimit::import_waits_out_retry_after(
+        &env,
+        "box",
+        "Box",
+        &id,
+        &login.token,
+        &b.faults,
+        &data,
+    )
+    .await;
 }
 
 #[tokio::test]

@@ -13,6 +13,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use common::providers::*;
+use common::ratelimit;
 use ferry_testkit::garage::Garage;
 use ferry_testkit::{random_bytes, sha256_hex};
 use serde_json::{Value, json};
@@ -803,6 +804,48 @@ async fn logout_revokes_at_google_and_tolerates_bad_tokens() {
     assert_eq!((status, body), (200, json!({"ok": true, "revoked": false})));
 }
 
+#[tokio::test(start_paused = true)]
+async fn retry_after_is_waited_out_within_the_cap_and_reported_beyond_it() {
+    let env = start().await;
+    let g = &env.google.state;
+    let data = random_bytes(300_000);
+    let id = g.add_file("root", "clip.mp4", "video/mp4", data.clone());
+    let login = login(&env, "drive", APP, None).await;
+    ratelimit::list_waits_out_retry_after(&env, "drive", "root", &login.token, &g.faults).await;
+    let name = "Google Drive";
+    ratelimit::list_over_the_cap_is_429(&env, "drive", name, "root", &login.token, &g.faults).await;
+    ratelimit::import_waits_out_retry_after(
+        &env,
+        "drive",
+        name,
+        &id,
+        &login.token,
+        &g.faults,
+        &data,
+    )
+    .await;
+
+    // Retry-After as an HTTP-date (whole seconds, so a little less than asked is left when it
+    // arrives): waited out within the cap, reported beyond it.
+    let f = &g.faults;
+    f.retry_after_date.store(true, Ordering::SeqCst);
+    f.retry_after.store(3, Ordering::SeqCst);
+    f.too_many.store(1, Ordering::SeqCst);
+    let start = tokio::time::Instant::now();
+    let (status, body) = get(&env, "/drive/list/root", Some(&login.token)).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(start.elapsed() >= std::time::Duration::from_secs(1));
+    f.retry_after.store(120, Ordering::SeqCst);
+    f.too_many.store(1, Ordering::SeqCst);
+    let (status, body) = get(&env, "/drive/list/root", Some(&login.token)).await;
+    let n = body["retryAfter"].as_u64().unwrap_or(0);
+    assert!(status == 429 && (118..=120).contains(&n), "{status} {body}");
+    assert_eq!(
+        body["message"],
+        format!("Google Drive is limiting requests; retrying in {n} s")
+    );
+}
+
 #[tokio::test]
 async fn rate_limits_are_retried_and_provider_failures_mapped() {
     let env = start().await;
@@ -816,8 +859,15 @@ async fn rate_limits_are_retried_and_provider_failures_mapped() {
     let (status, body) = get(&env, "/drive/list/root", Some(&login.token)).await;
     assert_eq!(status, 200, "{body}");
     f.too_many.store(10, Ordering::SeqCst);
-    let (status, _) = get(&env, "/drive/list/root", Some(&login.token)).await;
-    assert_eq!(status, 429);
+    let (status, body) = get(&env, "/drive/list/root", Some(&login.token)).await;
+    assert_eq!(
+        (status, body),
+        (
+            429,
+            json!({"message": "Google Drive is limiting requests; retrying in 1 s",
+                "retryAfter": 1})
+        )
+    );
     f.too_many.store(0, Ordering::SeqCst);
     f.server_error.store(1, Ordering::SeqCst);
     let (status, body) = get(&env, "/drive/list/root", Some(&login.token)).await;

@@ -9,6 +9,7 @@ mod common;
 use std::sync::atomic::Ordering;
 
 use common::providers::*;
+use common::ratelimit;
 use ferry_testkit::fake::dropbox::{TEAM_NS, thumbnail_of};
 use ferry_testkit::{random_bytes, sha256_hex};
 use serde_json::{Value, json};
@@ -282,7 +283,6 @@ async fn logout_revokes_the_token_at_dropbox() {
 #[tokio::test]
 async fn rate_limits_are_retried_then_reported() {
     let env = start().await;
-    env.dropbox.state.retry_after.store(0, Ordering::SeqCst);
     env.dropbox.state.add("/a.txt", b"a".to_vec());
     let login = login(&env, "dropbox", APP, None).await;
     let f = &env.dropbox.state.faults;
@@ -293,12 +293,39 @@ async fn rate_limits_are_retried_then_reported() {
     f.too_many.store(10, Ordering::SeqCst);
     let (status, body) = get(&env, "/dropbox/list/", Some(&login.token)).await;
     assert_eq!(
-        (status, body["message"].as_str()),
+        (status, body),
         (
             429,
-            Some("The provider's rate limit was reached; try again later")
+            json!({"message": "Dropbox is limiting requests; retrying in 1 s", "retryAfter": 1})
         )
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_is_waited_out_within_the_cap_and_reported_beyond_it() {
+    let env = start().await;
+    let d = &env.dropbox.state;
+    let data = random_bytes(300_000);
+    d.add("/clip.bin", data.clone());
+    let login = login(&env, "dropbox", APP, None).await;
+    let (_, root) = get(&env, "/dropbox/list/", Some(&login.token)).await;
+    let path = root["items"][0]["requestPath"]
+        .as_str()
+        .expect("path")
+        .to_owned();
+    ratelimit::list_waits_out_retry_after(&env, "dropbox", "", &login.token, &d.faults).await;
+    ratelimit::list_over_the_cap_is_429(&env, "dropbox", "Dropbox", "", &login.token, &d.faults)
+        .await;
+    ratelimit::import_waits_out_retry_after(
+        &env,
+        "dropbox",
+        "Dropbox",
+        &path,
+        &login.token,
+        &d.faults,
+        &data,
+    )
+    .await;
 }
 
 #[tokio::test]

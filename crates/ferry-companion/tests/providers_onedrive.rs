@@ -9,6 +9,7 @@ mod common;
 use std::sync::atomic::Ordering;
 
 use common::providers::*;
+use common::ratelimit;
 use ferry_testkit::{random_bytes, sha256_hex};
 use serde_json::{Value, json};
 
@@ -167,6 +168,29 @@ async fn an_access_token_expiring_mid_batch_is_refreshed_once_for_every_import()
     assert_eq!(status, 200, "{body}");
     let fresh = session_of("onedrive", body["uppyAuthToken"].as_str().expect("token"));
     assert!(g.refresh_token_live(fresh["refreshToken"].as_str().expect("refresh")));
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_is_waited_out_within_the_cap_and_reported_beyond_it() {
+    let env = start().await;
+    let g = &env.ms.state;
+    let data = random_bytes(300_000);
+    let id = g.add_file(&g.my_drive, "root", "clip.mp4", "video/mp4", data.clone());
+    let file = format!("{}~{id}", g.my_drive);
+    let login = login(&env, "onedrive", APP, None).await;
+    ratelimit::list_waits_out_retry_after(&env, "onedrive", "", &login.token, &g.faults).await;
+    let name = "OneDrive";
+    ratelimit::list_over_the_cap_is_429(&env, "onedrive", name, "", &login.token, &g.faults).await;
+    ratelimit::import_waits_out_retry_after(
+        &env,
+        "onedrive",
+        name,
+        &file,
+        &login.token,
+        &g.faults,
+        &data,
+    )
+    .await;
 }
 
 #[tokio::test]

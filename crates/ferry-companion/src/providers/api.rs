@@ -1,18 +1,19 @@
 //! The providers' shared API client: sends a request to a provider's configured endpoint,
-//! retries rate-limited answers (429, and Google's 403 `rateLimitExceeded` /
-//! `userRateLimitExceeded`) after the configured backoff, and turns any other failure into a
-//! [`ProviderError`] through the provider's own error reader. Also the tails every provider
+//! waits out rate-limited answers as [`super::ratelimit`] says (`Retry-After` and each API's
+//! own signals, each wait capped, the total bounded; [`ProviderError::RateLimited`] past that),
+//! and turns any other failure into a [`ProviderError`] through the provider's own error
+//! reader. Also the tails every provider
 //! shares: a response body as a transfer byte stream, a thumbnail streamed back with its
 //! content type.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::{StreamExt, TryStreamExt};
 use reqwest::{RequestBuilder, Response, StatusCode};
 use serde_json::Value;
 
 use super::ProviderError;
+use super::ratelimit::{self, RateLimits, Waits};
 use crate::transfer::TransferError;
 use crate::transfer::source::ByteStream;
 
@@ -26,14 +27,14 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 #[derive(Clone, Debug)]
 pub struct Api {
     client: reqwest::Client,
-    backoff: Arc<Vec<Duration>>,
+    limits: Arc<RateLimits>,
 }
 
 impl Api {
-    pub fn new(client: reqwest::Client, backoff: Vec<Duration>) -> Self {
+    pub fn new(client: reqwest::Client, limits: RateLimits) -> Self {
         Self {
             client,
-            backoff: Arc::new(backoff),
+            limits: Arc::new(limits),
         }
     }
 
@@ -75,7 +76,7 @@ impl Api {
         read: ErrorReader,
         redirects: bool,
     ) -> Result<Answer, ProviderError> {
-        let mut waits = self.backoff.iter();
+        let mut waits = Waits::new(&self.limits);
         loop {
             let attempt = req
                 .try_clone()
@@ -93,25 +94,29 @@ impl Api {
             if status.is_success() {
                 return Ok(Answer::Body(resp));
             }
+            let headers = resp.headers().clone();
             let body = read_capped(resp).await;
-            let limited = status == StatusCode::TOO_MANY_REQUESTS
-                || (status == StatusCode::FORBIDDEN && is_rate_limit(&body));
-            match waits.next() {
-                Some(wait) if limited => {
+            let Some(asked) = ratelimit::signal(status, &headers, &body) else {
+                return Err(read(status.as_u16(), &body));
+            };
+            match waits.next(asked) {
+                Ok(wait) => {
                     tracing::info!(
                         status = status.as_u16(),
                         ?wait,
-                        "provider rate limit; backing off"
+                        "provider rate limit; waiting"
                     );
-                    tokio::time::sleep(*wait).await;
+                    ratelimit::waiting(wait);
+                    tokio::time::sleep(wait).await;
                 }
-                _ if limited => {
-                    return Err(ProviderError::Status {
-                        status: 429,
-                        message: "The provider's rate limit was reached; try again later".into(),
-                    });
+                Err(retry_after) => {
+                    tracing::info!(
+                        status = status.as_u16(),
+                        retry_after,
+                        "provider rate limit outlasts the wait allowed"
+                    );
+                    return Err(ProviderError::RateLimited { retry_after });
                 }
-                _ => return Err(read(status.as_u16(), &body)),
             }
         }
     }
@@ -157,11 +162,6 @@ async fn read_capped(mut resp: Response) -> Vec<u8> {
         }
     }
     out
-}
-
-fn is_rate_limit(body: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(body);
-    text.contains("rateLimitExceeded") || text.contains("userRateLimitExceeded")
 }
 
 /// `Content-Range: bytes START-END/TOTAL` -> (START, TOTAL or None for `*`).

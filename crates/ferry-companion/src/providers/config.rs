@@ -7,6 +7,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::ratelimit::RateLimits;
+
 /// An OAuth app registered with a provider.
 #[derive(Clone)]
 pub struct OAuthApp {
@@ -92,8 +94,8 @@ pub struct ProvidersConfig {
     pub enabled: BTreeMap<String, ProviderSetup>,
     /// Items asked per provider page (Drive allows 1000).
     pub page_size: u32,
-    /// Waits before each retry of a rate-limited provider call (403 rate limit, 429).
-    pub backoff: Vec<Duration>,
+    /// How rate-limited provider calls are waited out (`Retry-After`, backoff, caps).
+    pub rate_limits: RateLimits,
     /// How long a login may take, from `/connect` to `/redirect`.
     pub login_timeout: Duration,
     /// How long a token handed off on the auth socket waits for a late socket.
@@ -110,7 +112,7 @@ impl Default for ProvidersConfig {
             public_url: None,
             enabled: BTreeMap::new(),
             page_size: 1000,
-            backoff: [1000, 2000, 4000].map(Duration::from_millis).to_vec(),
+            rate_limits: RateLimits::default(),
             login_timeout: Duration::from_secs(600),
             handoff_keep: Duration::from_secs(60),
             auth_sockets_per_client: 16,

@@ -13,8 +13,9 @@
 //! # Layout
 //!
 //! - [`config`]: [`ProvidersConfig`] (app keys, endpoint overrides, paging and backoff).
-//! - [`api`]: the shared API client: bearer requests, backoff on rate limits, error mapping,
+//! - [`api`]: the shared API client: bearer requests, rate limits waited out, error mapping,
 //!   downloads and thumbnails streamed back.
+//! - [`ratelimit`]: what a rate limit is, the wait it asks (`Retry-After`), the caps.
 //! - [`oauth2`]: the OAuth2 authorization-code and refresh-token forms.
 //! - [`drive`], [`instagram`], [`r#box`], [`unsplash`], [`dropbox`], [`onedrive`]: the
 //!   providers.
@@ -36,6 +37,7 @@ pub mod google_picker;
 pub mod instagram;
 pub mod oauth2;
 pub mod onedrive;
+pub mod ratelimit;
 pub mod rotation;
 pub mod routes;
 pub mod search;
@@ -74,6 +76,26 @@ pub enum ProviderError {
     /// The provider could not be reached or broke off.
     #[error("could not reach the provider")]
     Unreachable(String),
+    /// The provider still limits requests after the waits allowed, or asks for a longer one;
+    /// it can be asked again in `retry_after` seconds.
+    #[error("The provider is limiting requests; retrying in {retry_after} s")]
+    RateLimited { retry_after: u64 },
+}
+
+impl ProviderError {
+    /// This error as a route answers it for `provider`: a rate limit names the provider.
+    pub fn for_route(self, provider: &dyn Provider) -> CompanionError {
+        match self {
+            Self::RateLimited { retry_after } => CompanionError::RateLimited {
+                message: format!(
+                    "{} is limiting requests; retrying in {retry_after} s",
+                    provider.info().name
+                ),
+                retry_after,
+            },
+            other => other.into(),
+        }
+    }
 }
 
 impl From<ProviderError> for CompanionError {
@@ -86,6 +108,10 @@ impl From<ProviderError> for CompanionError {
             ProviderError::Status { status, message } => {
                 CompanionError::Provider { status, message }
             }
+            ProviderError::RateLimited { retry_after } => CompanionError::RateLimited {
+                message: format!("The provider is limiting requests; retrying in {retry_after} s"),
+                retry_after,
+            },
             ProviderError::Unreachable(cause) => {
                 tracing::info!(%cause, "provider unreachable");
                 CompanionError::Provider {
@@ -376,7 +402,7 @@ impl Providers {
             )));
         }
         let deps = Deps {
-            api: api::Api::new(api.client().clone(), config.backoff.clone()),
+            api: api::Api::new(api.client().clone(), config.rate_limits.clone()),
             sources: sources.clone(),
             page_size: config.page_size,
         };

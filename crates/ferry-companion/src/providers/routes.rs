@@ -52,6 +52,7 @@ fn token_of<'a>(headers: &'a HeaderMap, q: &'a HashMap<String, String>) -> Optio
         (status = 200, description = "One page of the folder.", body = crate::providers::ListPage),
         (status = 401, description = "No valid Uppy auth token, or the provider refused its access token.", body = crate::error::ErrorMessage),
         (status = 404, description = "Unknown or disabled provider.", body = crate::error::ErrorMessage),
+        (status = 429, description = "The provider still limits requests after the wait allowed, or asks for a longer one.", body = crate::error::RateLimitedMessage, headers(("Retry-After" = u64, description = "Seconds until the provider can be asked again."))),
     ),
     security(("bearerAuth" = [])),
 )]
@@ -77,6 +78,7 @@ pub(crate) async fn list_root(
         (status = 400, description = "Invalid cursor.", body = crate::error::ErrorMessage),
         (status = 401, description = "No valid Uppy auth token, or the provider refused its access token.", body = crate::error::ErrorMessage),
         (status = 404, description = "Unknown or disabled provider.", body = crate::error::ErrorMessage),
+        (status = 429, description = "The provider still limits requests after the wait allowed, or asks for a longer one.", body = crate::error::RateLimitedMessage, headers(("Retry-After" = u64, description = "Seconds until the provider can be asked again."))),
     ),
     security(("bearerAuth" = [])),
 )]
@@ -123,7 +125,10 @@ async fn list(
     if cursor.is_some_and(|c| c.len() > 4096) {
         return Err(CompanionError::BadRequest("Invalid cursor".into()));
     }
-    let page = provider.list(&session, &ctx, &path, cursor).await?;
+    let page = provider
+        .list(&session, &ctx, &path, cursor)
+        .await
+        .map_err(|e| e.for_route(provider.as_ref()))?;
     Ok(Json(page).into_response())
 }
 
@@ -140,6 +145,7 @@ async fn list(
         (status = 400, description = "Invalid body or destination.", body = crate::error::ErrorMessage),
         (status = 401, description = "No valid Uppy auth token, or the provider refused its access token.", body = crate::error::ErrorMessage),
         (status = 404, description = "Unknown or disabled provider.", body = crate::error::ErrorMessage),
+        (status = 429, description = "The provider still limits requests after the wait allowed, or asks for a longer one.", body = crate::error::RateLimitedMessage, headers(("Retry-After" = u64, description = "Seconds until the provider can be asked again."))),
     ),
     security(("bearerAuth" = [])),
 )]
@@ -162,7 +168,9 @@ pub(crate) async fn get_file(
     };
     // Open the download before answering: a refused access token is a 401 now, which is what
     // makes the client refresh and retry.
-    let source = ProviderSource::open_first(provider, session, &id).await?;
+    let source = ProviderSource::open_first(provider.clone(), session, &id)
+        .await
+        .map_err(|e| e.for_route(provider.as_ref()))?;
     let request = TransferRequest::from_body(&state, Box::new(source), spec, body)?
         .with_hook_request(&state, &parts)
         .for_principal(&parts)?;
@@ -274,7 +282,10 @@ pub(crate) async fn thumbnail(
         Some(s) => s,
         None => sealed::verify(&state, &p, token_of(&headers, &q))?,
     };
-    let (kind, stream) = provider.thumbnail(&session, &id).await?;
+    let (kind, stream) = provider
+        .thumbnail(&session, &id)
+        .await
+        .map_err(|e| e.for_route(provider.as_ref()))?;
     // Only images are served from this origin: anything else could be a page in our name.
     let kind = HeaderValue::from_str(&kind)
         .ok()

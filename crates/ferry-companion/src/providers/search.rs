@@ -113,7 +113,7 @@ fn page(q: &HashMap<String, String>) -> Result<u32, CompanionError> {
         (status = 200, description = "One page of results.", body = SearchPage),
         (status = 400, description = "Missing or oversized query, or an invalid cursor.", body = crate::error::ErrorMessage),
         (status = 404, description = "Unknown or disabled search provider.", body = crate::error::ErrorMessage),
-        (status = 429, description = "The provider's rate limit held after the backoff.", body = crate::error::ErrorMessage),
+        (status = 429, description = "The provider still limits requests after the wait allowed, or asks for a longer one.", body = crate::error::RateLimitedMessage, headers(("Retry-After" = u64, description = "Seconds until the provider can be asked again."))),
     ),
 )]
 pub(crate) async fn list(
@@ -124,7 +124,10 @@ pub(crate) async fn list(
     let provider = search_provider(&state, &p)?;
     let text = query(&q)?;
     let page = page(&q)?;
-    let results = provider.search(&text, page).await?;
+    let results = provider
+        .search(&text, page)
+        .await
+        .map_err(|e| e.for_route(provider.as_ref()))?;
     Ok(Json(SearchPage {
         searched_for: text,
         username: None,
@@ -161,7 +164,9 @@ pub(crate) async fn get_file(
         id: id.clone(),
         token: String::new(),
     };
-    let source = ProviderSource::open_first(provider, Session::default(), &id).await?;
+    let source = ProviderSource::open_first(provider.clone(), Session::default(), &id)
+        .await
+        .map_err(|e| e.for_route(provider.as_ref()))?;
     let request = TransferRequest::from_body(&state, Box::new(source), spec, body)?
         .with_hook_request(&state, &parts)
         .for_principal(&parts)?;

@@ -6,6 +6,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::ratelimit::{self, WaitHook};
 use super::{Download, Provider, ProviderError, Session};
 use crate::transfer::TransferError;
 use crate::transfer::source::{Opened, Source};
@@ -90,7 +91,18 @@ impl Source for ProviderSource {
         let first = self.inner().first.take().filter(|_| from == 0);
         let download = match first {
             Some(d) => d,
-            None => self.reopen(from).await?,
+            None => {
+                // A rate limit met while reopening is waited out here (within the caps), and
+                // the person sees why nothing moves.
+                let name = self.provider.info().name;
+                let hook: WaitHook = Arc::new(move |secs| {
+                    crate::transfer::source_waiting(
+                        secs,
+                        &format!("{name} is limiting requests; retrying in {secs} s"),
+                    );
+                });
+                ratelimit::observe(hook, self.reopen(from)).await?
+            }
         };
         let mut inner = self.inner();
         if download.size.is_some() {
@@ -120,6 +132,9 @@ impl Source for ProviderSource {
 pub(crate) fn to_transfer(e: ProviderError) -> TransferError {
     match e {
         ProviderError::Unreachable(cause) => TransferError::Retryable(format!("provider: {cause}")),
+        ProviderError::RateLimited { retry_after } => {
+            TransferError::Retryable(format!("provider rate limit ({retry_after} s)"))
+        }
         ProviderError::Status { status, .. } if status == 429 || status >= 500 => {
             TransferError::Retryable(format!("provider answered {status}"))
         }

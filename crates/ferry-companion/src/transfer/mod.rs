@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
-use crate::jobs::{Job, progress_frame};
+use crate::jobs::{Job, progress_frame, waiting_frame};
 use crate::state::AppState;
 
 pub use destination::Destination;
@@ -80,6 +80,8 @@ pub struct Done {
 pub struct Progress {
     sent: AtomicU64,
     moves: AtomicU64,
+    /// Waits the source announced: signs of life for the watchdog, not progress to publish.
+    waits: AtomicU64,
     total: AtomicU64,
 }
 
@@ -98,6 +100,10 @@ impl Progress {
     }
     fn moves(&self) -> u64 {
         self.moves.load(Ordering::Relaxed)
+    }
+    /// Movements and announced waits: what keeps the stall watchdog quiet.
+    fn activity(&self) -> u64 {
+        self.moves() + self.waits.load(Ordering::Relaxed)
     }
     fn frame(&self) -> Value {
         let total = self.total.load(Ordering::Relaxed);
@@ -125,9 +131,14 @@ pub struct Transfer {
 }
 
 impl Transfer {
-    /// Opens the source at byte `from`, refusing one longer than the size cap.
+    /// Opens the source at byte `from`, refusing one longer than the size cap. While it
+    /// opens, [`source_waiting`] reaches this transfer's socket.
     pub async fn open(&self, from: u64) -> Result<Feeder, TransferError> {
-        let opened = self.source.open(from).await?;
+        let opening = Opening {
+            job: self.job.clone(),
+            progress: self.progress.clone(),
+        };
+        let opened = OPENING.scope(opening, self.source.open(from)).await?;
         // What another instance needs to reopen the same file (`If-Range`).
         if let Some(validator) = self.source.validator() {
             self.job.remember(SOURCE_VALIDATOR, &validator);
@@ -161,4 +172,25 @@ impl Transfer {
     pub fn client(&self) -> &reqwest::Client {
         self.state.destinations().client()
     }
+}
+
+/// The transfer whose source is being opened, for [`source_waiting`].
+#[derive(Clone, Debug)]
+struct Opening {
+    job: Arc<Job>,
+    progress: Arc<Progress>,
+}
+
+tokio::task_local! {
+    static OPENING: Opening;
+}
+
+/// Called by a source while [`Transfer::open`] opens it: it waits `retry_after` seconds (a
+/// provider's rate limit) before going on. The socket gets a `waiting` frame with `message`,
+/// and the stall watchdog counts the wait as a sign of life.
+pub fn source_waiting(retry_after: u64, message: &str) {
+    let _ = OPENING.try_with(|o| {
+        o.progress.waits.fetch_add(1, Ordering::Relaxed);
+        o.job.publish(&waiting_frame(retry_after, message));
+    });
 }

@@ -214,11 +214,11 @@ async fn watchdog(progress: &Progress, stall: Duration) -> u64 {
     let tick = (stall / 10)
         .min(Duration::from_secs(1))
         .max(Duration::from_millis(10));
-    let mut last = progress.moves();
+    let mut last = progress.activity();
     let mut since = Instant::now();
     loop {
         tokio::time::sleep(tick).await;
-        let now = progress.moves();
+        let now = progress.activity();
         if now != last {
             last = now;
             since = Instant::now();

@@ -1,10 +1,12 @@
 //! Shared helpers of the companion's integration tests, the one place to look for them: here the
 //! companion on `127.0.0.1:0` with a fixed-table resolver, real tus and form destinations, and a
 //! websocket client; [`providers`] the provider setup (fake Google and Instagram, the OAuth walk);
-//! [`s3`] a Garage bucket as the S3 destination and the `/s3/*` route fixture.
+//! [`s3`] a Garage bucket as the S3 destination and the `/s3/*` route fixture; [`ratelimit`] the
+//! rate-limit checks every provider family runs.
 #![allow(dead_code)]
 
 pub mod providers;
+pub mod ratelimit;
 pub mod s3;
 
 use std::net::IpAddr;
@@ -161,13 +163,14 @@ pub async fn next_frame(ws: &mut Socket) -> Value {
     }
 }
 
-/// Reads frames until success or error; returns (the final frame, progress frames seen).
+/// Reads frames until success or error; returns (the final frame, the progress and waiting
+/// frames before it).
 pub async fn finish(ws: &mut Socket) -> (Value, Vec<Value>) {
     let mut progress = Vec::new();
     loop {
         let f = next_frame(ws).await;
         match f["action"].as_str() {
-            Some("progress") => progress.push(f),
+            Some("progress" | "waiting") => progress.push(f),
             _ => return (f, progress),
         }
     }

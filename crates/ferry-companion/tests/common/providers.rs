@@ -11,6 +11,7 @@ use ferry_companion::egress::StaticResolver;
 use ferry_companion::oauth::handoff::LocalHandoff;
 use ferry_companion::providers::ProvidersConfig;
 use ferry_companion::providers::config::{Endpoints, OAuthApp};
+use ferry_companion::providers::ratelimit::RateLimits;
 use ferry_companion::{AppState, CompanionConfig};
 use ferry_testkit::TestServer;
 use ferry_testkit::fake::r#box::FakeBox;
@@ -88,11 +89,14 @@ pub async fn start_with(opts: Opts) -> Env {
     let mut providers = ProvidersConfig {
         page_size: 5,
         auth_sockets_per_client: opts.auth_sockets_per_client,
-        backoff: vec![
-            Duration::from_millis(10),
-            Duration::from_millis(20),
-            Duration::from_millis(40),
-        ],
+        rate_limits: RateLimits {
+            backoff: vec![
+                Duration::from_millis(10),
+                Duration::from_millis(20),
+                Duration::from_millis(40),
+            ],
+            ..RateLimits::default()
+        },
         ..ProvidersConfig::default()
     };
     providers

@@ -25,10 +25,10 @@ pub mod onedrive;
 pub mod unsplash;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use axum::body::Body;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use rand::RngCore;
@@ -42,8 +42,12 @@ pub struct Faults {
     pub revoke_refresh: AtomicBool,
     /// Refreshes return a new refresh token and retire the old one.
     pub rotate_refresh: AtomicBool,
-    /// The next N API calls answer 429.
+    /// The next N API calls answer 429 with `Retry-After` ([`Faults::retry_after`]).
     pub too_many: AtomicU32,
+    /// Seconds a 429 asks the client to wait (`Retry-After`, and Dropbox's body field).
+    pub retry_after: AtomicU64,
+    /// `Retry-After` is sent as an HTTP-date that many seconds ahead, not as delta-seconds.
+    pub retry_after_date: AtomicBool,
     /// The next N API calls answer Google's 403 `userRateLimitExceeded`.
     pub rate_limited: AtomicU32,
     /// The next N API calls answer 500.
@@ -55,6 +59,22 @@ pub struct Faults {
 }
 
 impl Faults {
+    /// Takes one unit of [`Faults::too_many`]: the `Retry-After` value to answer 429 with.
+    pub fn take_too_many(&self) -> Option<HeaderValue> {
+        Self::take(&self.too_many).then(|| self.retry_after_value())
+    }
+
+    /// The `Retry-After` value the rate-limit faults send.
+    pub fn retry_after_value(&self) -> HeaderValue {
+        let secs = self.retry_after.load(Ordering::SeqCst);
+        let text = if self.retry_after_date.load(Ordering::SeqCst) {
+            httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(secs))
+        } else {
+            secs.to_string()
+        };
+        HeaderValue::from_str(&text).unwrap_or(HeaderValue::from_static("1"))
+    }
+
     /// Takes one unit of a counted fault.
     pub fn take(counter: &AtomicU32) -> bool {
         counter

@@ -99,8 +99,15 @@ impl Unsplash {
 
     fn gate(&self, headers: &HeaderMap) -> Option<Response> {
         self.api_calls.fetch_add(1, Ordering::SeqCst);
-        if Faults::take(&self.faults.too_many) {
-            return Some((StatusCode::TOO_MANY_REQUESTS, "Rate Limit Exceeded").into_response());
+        if let Some(wait) = self.faults.take_too_many() {
+            return Some(
+                (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    [(header::RETRY_AFTER, wait)],
+                    "Rate Limit Exceeded",
+                )
+                    .into_response(),
+            );
         }
         let key = headers
             .get(header::AUTHORIZATION)

@@ -8,6 +8,7 @@ use url::Url;
 
 use super::super::api::{self, Api};
 use super::super::oauth2;
+use super::super::ratelimit::RateLimits;
 use super::super::{Download, ProviderError};
 use super::{GooglePickerConfig, Pick};
 use crate::egress::Egress;
@@ -41,7 +42,14 @@ impl Photos {
             .map(|u| u.origin());
         let content = match content_origin {
             Some(_) => api.clone(),
-            None => Api::new(sources.client().clone(), Vec::new()),
+            // No retries on Google's media hosts (an empty backoff).
+            None => Api::new(
+                sources.client().clone(),
+                RateLimits {
+                    backoff: Vec::new(),
+                    ..RateLimits::default()
+                },
+            ),
         };
         Self {
             api,
@@ -226,7 +234,7 @@ mod tests {
             std::time::Duration::from_secs(1),
         )
         .expect("egress");
-        let api = Api::new(egress.client().clone(), Vec::new());
+        let api = Api::new(egress.client().clone(), RateLimits::default());
         Photos::new(&GooglePickerConfig::default(), api, &egress)
     }
 

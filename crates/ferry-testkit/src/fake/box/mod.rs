@@ -56,8 +56,6 @@ pub struct BoxState {
     pub faults: Faults,
     /// Thumbnails answer `202` (still generating) with a placeholder `Location`.
     pub thumbnail_pending: AtomicBool,
-    /// Seconds in `Retry-After` of a `429`.
-    pub retry_after: AtomicU64,
     /// API calls answered (any status).
     pub api_calls: AtomicU64,
     /// Refresh grants honoured.
@@ -153,8 +151,7 @@ impl BoxState {
     /// The API gate (faults, then the bearer token): the refusal, if any.
     fn gate(&self, headers: &HeaderMap) -> Option<Response> {
         self.api_calls.fetch_add(1, Ordering::SeqCst);
-        if Faults::take(&self.faults.too_many) {
-            let wait = self.retry_after.load(Ordering::SeqCst).to_string();
+        if let Some(wait) = self.faults.take_too_many() {
             let body = json!({"type": "error", "status": 429, "code": "rate_limit_exceeded",
                 "message": "Request rate limit exceeded, please try again later",
                 "request_id": random_hex(6)});
@@ -323,7 +320,6 @@ impl FakeBox {
             login: "fake.user@example.com".into(),
             faults: Faults::default(),
             thumbnail_pending: AtomicBool::new(false),
-            retry_after: AtomicU64::new(1),
             api_calls: AtomicU64::new(0),
             refreshes: AtomicU64::new(0),
             next_id: AtomicU64::new(0),

@@ -47,8 +47,6 @@ pub struct Dropbox {
     pub oauth: OAuthServer,
     pub email: String,
     pub faults: Faults,
-    /// Seconds in `Retry-After` of a 429.
-    pub retry_after: AtomicU64,
     /// Calls to the API and content hosts (rate-limited ones included).
     pub api_calls: AtomicU64,
     /// Access tokens issued for a refresh token.
@@ -126,10 +124,10 @@ impl Dropbox {
     #[allow(clippy::result_large_err)]
     fn gate(&self, headers: &HeaderMap) -> Result<String, Response> {
         self.api_calls.fetch_add(1, Ordering::SeqCst);
-        if Faults::take(&self.faults.too_many) {
-            let wait = self.retry_after.load(Ordering::SeqCst).to_string();
+        if let Some(wait) = self.faults.take_too_many() {
+            let secs = self.faults.retry_after.load(Ordering::SeqCst);
             let body = json!({"error_summary": "too_many_requests/..",
-                "error": {"reason": {".tag": "too_many_requests"}, "retry_after": 1}});
+                "error": {"reason": {".tag": "too_many_requests"}, "retry_after": secs}});
             return Err((
                 StatusCode::TOO_MANY_REQUESTS,
                 [(header::RETRY_AFTER, wait)],
@@ -343,7 +341,6 @@ impl FakeDropbox {
             oauth: OAuthServer::new(client_id, client_secret, DIALECT),
             email: "fake.user@example.com".into(),
             faults: Faults::default(),
-            retry_after: AtomicU64::new(1),
             api_calls: AtomicU64::new(0),
             refreshes: AtomicU64::new(0),
             team: std::sync::atomic::AtomicBool::new(false),

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
@@ -187,8 +187,10 @@ impl Google {
     /// The API gate (faults, then the bearer token): the refusal, if any.
     fn gate(&self, headers: &HeaderMap) -> Option<Response> {
         self.api_calls.fetch_add(1, Ordering::SeqCst);
-        if Faults::take(&self.faults.too_many) {
-            return Some(error(429, "Rate Limit Exceeded", "rateLimitExceeded"));
+        if let Some(wait) = self.faults.take_too_many() {
+            let mut r = error(429, "Rate Limit Exceeded", "rateLimitExceeded");
+            r.headers_mut().insert(header::RETRY_AFTER, wait);
+            return Some(r);
         }
         if Faults::take(&self.faults.rate_limited) {
             return Some(error(

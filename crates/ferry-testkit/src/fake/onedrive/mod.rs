@@ -223,12 +223,9 @@ impl Graph {
     /// The API gate (faults, then the bearer token): the refusal, if any.
     fn gate(&self, headers: &HeaderMap) -> Option<Response> {
         self.api_calls.fetch_add(1, Ordering::SeqCst);
-        if Faults::take(&self.faults.too_many) {
+        if let Some(wait) = self.faults.take_too_many() {
             let mut r = graph_error(429, "TooManyRequests", "Too many requests");
-            r.headers_mut().insert(
-                header::RETRY_AFTER,
-                axum::http::HeaderValue::from_static("1"),
-            );
+            r.headers_mut().insert(header::RETRY_AFTER, wait);
             return Some(r);
         }
         if Faults::take(&self.faults.server_error) {
