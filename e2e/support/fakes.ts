@@ -29,6 +29,14 @@ export interface Fixture {
     secret: string;
     email: string;
     files: FixtureFile[];
+    /** A live access token, as Google Identity Services hands one to a picker page. */
+    pickerToken: string;
+  };
+  /** The Photos Picker API; every session picks `items` (a photo, then a video). */
+  googlePhotos: {
+    apiUrl: string;
+    contentUrl: string;
+    items: FixtureFile[];
   };
   instagram: {
     authUrl: string;
@@ -200,6 +208,17 @@ export function dropboxArgs(f: Fixture): string[] {
 /** `ferry serve` arguments that also enable Unsplash (a search provider) against its fake. */
 export function unsplashArgs(f: Fixture): string[] {
   return ['--unsplash-key', f.unsplash.key, '--unsplash-api-url', f.unsplash.apiUrl];
+}
+
+/** `ferry serve` arguments that also enable `/google-picker/get` against the Photos fake. */
+export function googlePickerArgs(f: Fixture): string[] {
+  return [
+    '--google-picker',
+    '--google-photos-picker-url',
+    f.googlePhotos.apiUrl,
+    '--google-photos-content-url',
+    f.googlePhotos.contentUrl,
+  ];
 }
 
 /** `ferry` with the providers enabled against `fakes`, plus `extra` arguments. */

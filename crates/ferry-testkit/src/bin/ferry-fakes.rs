@@ -5,6 +5,9 @@
 //! a SharePoint library, ids being `<driveId>~<itemId>`), prints one JSON line on stdout (endpoints, app credentials, every
 //! fixture file's id, name and sha256 of the bytes an import must store), and stops when stdin
 //! closes. Unsplash (a search provider: any query finds its photos) is printed under `unsplash`.
+//! The Google Photos Picker API (sharing the fake Google's tokens) is printed under
+//! `googlePhotos` with a photo and a video every session picks, and `google.pickerToken` is an
+//! access token as Google Identity Services hands one to a picker page.
 //! The e2e specs start the fakes through this binary, so the fixture exists once.
 //!
 //! `bench/providers/` adds a larger Drive fixture with flags (all optional, off by default):
@@ -21,6 +24,7 @@ use bytes::Bytes;
 use ferry_testkit::fake::r#box::FakeBox;
 use ferry_testkit::fake::dropbox::{Dropbox, FakeDropbox};
 use ferry_testkit::fake::google::FakeGoogle;
+use ferry_testkit::fake::google_photos::FakePhotos;
 use ferry_testkit::fake::instagram::FakeInstagram;
 use ferry_testkit::fake::onedrive::FakeOneDrive;
 use ferry_testkit::fake::unsplash::FakeUnsplash;
@@ -300,12 +304,28 @@ async fn main() {
         &ms.state,
         &unsplash.state,
     );
+    let picker_photos = FakePhotos::start(google.state.clone()).await;
+    let picked: Vec<Value> = [
+        ("IMG_0001.jpg", "image/jpeg", 120_000),
+        ("VID_0001.mp4", "video/mp4", 260_000),
+    ]
+    .into_iter()
+    .map(|(name, mime, len)| {
+        let bytes = random_bytes(len);
+        let id = picker_photos.state.add(name, mime, bytes.clone());
+        entry(&id, name, &bytes)
+    })
+    .collect();
 
     let out = json!({
         "google": {
             "authUrl": google.auth_url(), "tokenUrl": google.token_url(), "apiUrl": google.api_url(),
             "key": "google-client", "secret": "google-secret", "email": g.email, "files": files,
-            "bench": bench,
+            "bench": bench, "pickerToken": g.issue_access_token(),
+        },
+        "googlePhotos": {
+            "apiUrl": picker_photos.api_url(), "contentUrl": picker_photos.content_url(),
+            "items": picked,
         },
         "instagram": {
             "authUrl": ig.auth_url(), "tokenUrl": ig.token_url(), "graphUrl": ig.graph_url(),
