@@ -146,4 +146,18 @@ async fn tus_uploads_count_in_the_status_while_they_arrive() {
     );
     let status = status_when(&url, |s| s["bytes_received"] == 1010).await;
     assert_eq!(status["started_tus_uploads"], 2);
+
+    // A deferred length (the Node SDK streams so): `size` is still a number, the bytes so far.
+    let mut deferred = event(HookType::PostReceive, &url, "t4", 50);
+    deferred.event.upload.size = None;
+    bridge.notify_progress(deferred, &StopSignal::new());
+    let status = status_when(&url, |s| s["started_tus_uploads"] == 3).await;
+    assert_eq!(status["tus_uploads"][2]["size"], 50);
+    assert_eq!(
+        (
+            status["bytes_received"].as_u64(),
+            status["bytes_expected"].as_u64()
+        ),
+        (Some(1060), Some(2050))
+    );
 }

@@ -110,7 +110,8 @@ fn tus_counters(a: &Assembly, map: &mut Map<String, Value>) {
             json!({
                 "filename": t.filename,
                 "fieldname": t.fieldname,
-                "size": t.size,
+                // A number, as clients' schemas want; a deferred length is known only up to the offset.
+                "size": t.size.unwrap_or(t.offset),
                 "offset": if finished { t.size.unwrap_or(t.offset) } else { t.offset },
                 "finished": finished,
                 "upload_url": t.upload_url,
