@@ -1,7 +1,8 @@
 //! Uploads into an Assembly through ferry's own tus endpoint. The tus endpoint knows nothing of
 //! Assemblies: it emits its lifecycle hooks, and [`TusBridge`] (a [`Hooks`] wrapped around the
 //! application's own) takes each post-finish whose Upload-Metadata names an `assembly_url`, links
-//! or copies the stored file into that Assembly's `uploads/`, and adds it as an upload with the
+//! or copies the stored file into that Assembly's `uploads/` (with `--store s3`, streams the
+//! object from the bucket: [`TusBridge::with_s3`]), and adds it as an upload with the
 //! `fieldname`, `filename` and other metadata keys (`user_meta`) Uppy and the Node SDK send.
 //! Every hook still reaches the application's receiver as before.
 
@@ -31,12 +32,24 @@ const OWN_KEYS: [&str; 6] = [
 pub struct TusBridge {
     inner: Arc<dyn Hooks>,
     service: Service,
+    /// The tus store's bucket, when uploads are objects (`--store s3`).
+    s3: Option<ferry_s3::S3Client>,
 }
 
 impl TusBridge {
     /// Wraps `inner`.
     pub fn new(inner: Arc<dyn Hooks>, service: Service) -> Self {
-        Self { inner, service }
+        Self {
+            inner,
+            service,
+            s3: None,
+        }
+    }
+
+    /// Uploads stored as objects in `client`'s bucket are read from it.
+    pub fn with_s3(mut self, client: ferry_s3::S3Client) -> Self {
+        self.s3 = Some(client);
+        self
     }
 }
 
@@ -59,8 +72,9 @@ impl Hooks for TusBridge {
             && event.upload().metadata.contains_key("assembly_url")
         {
             let svc = self.service.clone();
+            let s3 = self.s3.clone();
             let ev = event.clone();
-            tokio::spawn(async move { take(&svc, &ev).await });
+            tokio::spawn(async move { take(&svc, s3.as_ref(), &ev).await });
         }
         if event.hook == HookType::PostCreate {
             self.progress(&event);
@@ -143,14 +157,10 @@ pub fn assembly_of(url: &str) -> Option<Id> {
     Id::parse(rest.split(['/', '?', '#']).next()?)
 }
 
-async fn take(svc: &Service, event: &HookEvent) {
+async fn take(svc: &Service, s3: Option<&ferry_s3::S3Client>, event: &HookEvent) {
     let upload = event.upload();
     let meta = &upload.metadata;
     let Some(id) = meta.get("assembly_url").and_then(|u| assembly_of(u)) else {
-        return;
-    };
-    let Some(src) = upload.storage.as_ref().and_then(|s| s.0.get("Path")) else {
-        tracing::warn!(assembly = %id, "a tus upload into an assembly needs the fs store (--store fs)");
         return;
     };
     let file_id = Id::random();
@@ -158,12 +168,21 @@ async fn take(svc: &Service, event: &HookEvent) {
     if !dest.parent().is_some_and(|p| p.is_dir()) {
         return;
     }
-    // A hard link costs nothing; across file systems, a copy.
-    if tokio::fs::hard_link(src, &dest).await.is_err() {
-        if let Err(e) = tokio::fs::copy(src, &dest).await {
-            tracing::error!(assembly = %id, error = %e, "cannot take a tus upload into an assembly");
-            return;
-        }
+    let storage = upload.storage.as_ref().map(|s| &s.0);
+    let taken = match (storage.and_then(|s| s.get("Path")), storage) {
+        (Some(src), _) => link_or_copy(src, &dest).await,
+        (None, Some(s)) => match (s3, s.get("Bucket"), s.get("Key")) {
+            (Some(client), Some(bucket), Some(key)) if client.settings().bucket == *bucket => {
+                download(client, key, &dest).await
+            }
+            _ => Err("the upload is in a store ferry cannot read it back from".to_owned()),
+        },
+        (None, None) => Err("the upload has no storage location".to_owned()),
+    };
+    if let Err(e) = taken {
+        let _ = tokio::fs::remove_file(&dest).await;
+        tracing::error!(assembly = %id, error = %e, "cannot take a tus upload into an assembly");
+        return;
     }
     let name = meta
         .get("filename")
@@ -197,6 +216,36 @@ async fn take(svc: &Service, event: &HookEvent) {
         }
         Err(e) => tracing::error!(assembly = %id, error = %e, "cannot record a tus upload"),
     }
+}
+
+/// A hard link costs nothing; across file systems, a copy.
+async fn link_or_copy(src: &str, dest: &std::path::Path) -> Result<(), String> {
+    if tokio::fs::hard_link(src, dest).await.is_ok() {
+        return Ok(());
+    }
+    tokio::fs::copy(src, dest)
+        .await
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+/// The object `key` streamed to `dest` (each chunk bounded by the client's idle time).
+async fn download(
+    client: &ferry_s3::S3Client,
+    key: &str,
+    dest: &std::path::Path,
+) -> Result<(), String> {
+    use futures_util::StreamExt;
+    use tokio::io::AsyncWriteExt;
+    let mut body = client.get(key).await.map_err(|e| e.detail())?;
+    let mut out = tokio::fs::File::create(dest)
+        .await
+        .map_err(|e| e.to_string())?;
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| e.detail())?;
+        out.write_all(&chunk).await.map_err(|e| e.to_string())?;
+    }
+    out.sync_all().await.map_err(|e| e.to_string())
 }
 
 async fn read_head(path: &std::path::Path) -> Vec<u8> {

@@ -75,7 +75,7 @@ async fn build(config: &ServeConfig) -> std::io::Result<Built> {
     let gate = config.auth.gate();
     let s3_gate = config.auth.s3_gate(config.s3.auth_secret.as_ref());
     let signing = s3::signing(&config.s3, s3_gate, bucket.clone())?;
-    let store = tus_store::open(config, bucket).await?;
+    let store = tus_store::open(config, bucket.clone()).await?;
     // Several instances: connect first, so an unreachable Redis stops the start.
     let cluster = config.cluster.connect().await?;
     // The Assembly API, when --assembly-key is set; tus uploads reach it through the hooks.
@@ -92,7 +92,12 @@ async fn build(config: &ServeConfig) -> std::io::Result<Built> {
             trusted_proxies: config.tus.trusted_proxies.clone(),
             cors: true,
             ietf_draft: config.tus.ietf_draft,
-            hooks: process::tus_hooks(shared_hooks.clone(), assemblies.as_ref()),
+            hooks: process::tus_hooks(
+                shared_hooks.clone(),
+                assemblies.as_ref(),
+                config,
+                bucket.as_ref(),
+            ),
             // Redis leases with --redis-url, else the in-process lock.
             lock: cluster::upload_lock(cluster.as_ref())
                 .unwrap_or_else(|| TusConfig::default().lock),

@@ -1,7 +1,8 @@
 //! `ferry serve`'s processing options (`--assembly-key`, `--assembly-secret`,
 //! `--assembly-templates`, `--assembly-workers`, ...) and the wiring of ferry-process: the
 //! Assembly API is served when a key is set, and the tus endpoint's hooks pass through its
-//! bridge so uploads naming an `assembly_url` reach their Assembly.
+//! bridge so uploads naming an `assembly_url` reach their Assembly (from the disk or, with
+//! `--store s3`, from the bucket).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -142,10 +143,28 @@ impl ProcessArgs {
     }
 }
 
-/// The tus endpoint's hooks: `hooks`, plus Assembly uploads when the service is on.
-pub fn tus_hooks(hooks: Arc<dyn Hooks>, service: Option<&Service>) -> Arc<dyn Hooks> {
-    match service {
-        Some(s) => Arc::new(ferry_process::tus::TusBridge::new(hooks, s.clone())),
-        None => hooks,
+/// The tus endpoint's hooks: `hooks`, plus Assembly uploads when the service is on. With
+/// `--store s3`, `bucket` is the tus store's, which the bridge reads uploads back from.
+pub fn tus_hooks(
+    hooks: Arc<dyn Hooks>,
+    service: Option<&Service>,
+    config: &crate::ServeConfig,
+    bucket: Option<&ferry_s3::S3Bucket>,
+) -> Arc<dyn Hooks> {
+    let Some(service) = service else {
+        return hooks;
+    };
+    let bridge = ferry_process::tus::TusBridge::new(hooks, service.clone());
+    let objects = (config.tus.store == crate::config::StoreKind::S3)
+        .then_some(bucket)
+        .flatten()
+        .and_then(|b| {
+            ferry_s3::S3Client::new(b.clone())
+                .and_then(|c| c.with_timeouts(crate::s3::timeouts(&config.s3)))
+                .ok()
+        });
+    match objects {
+        Some(client) => Arc::new(bridge.with_s3(client)),
+        None => Arc::new(bridge),
     }
 }
