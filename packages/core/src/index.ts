@@ -101,7 +101,6 @@ export {
   MAX_WAIT_SECONDS,
   MAX_WAITS,
   retryAfterLimits,
-  type Waiting,
   type WaitOptions,
 } from './companion/provider-wait.ts';
 export { type WalkedFile, type WalkOptions, walkFolder } from './companion/provider-walk.ts';

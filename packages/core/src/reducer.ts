@@ -34,6 +34,7 @@ export type FilePatch = Partial<
     | 'results'
     | 'data'
     | 'ghost'
+    | 'waiting'
   >
 >;
 

@@ -36,6 +36,21 @@ export interface UploadError {
   details?: string;
 }
 
+/**
+ * A provider's rate limit being waited out (`companion/provider-wait.ts`): the request or import
+ * goes on by itself when `seconds` reaches 0.
+ */
+export interface Waiting {
+  /** Left before the next try. */
+  seconds: number;
+  /** The whole wait, as the companion asked (`Retry-After`). */
+  retryAfter: number;
+  /** The companion's words for it. */
+  message: string;
+  /** 1 for the first wait. */
+  attempt: number;
+}
+
 /** Where a remote file lives and how a companion fetches it. */
 export interface RemoteInfo {
   /**
@@ -126,6 +141,11 @@ export interface FerryFile {
   s3Multipart?: S3MultipartState;
   /** Token of the companion's progress socket for a remote transfer. */
   serverToken?: string;
+  /**
+   * A cloud-provider import waiting out the provider's rate limit, with its countdown (the
+   * companion, or the engine, tries again by itself); absent otherwise.
+   */
+  waiting?: Waiting;
   /**
    * Recovered after a reload without its bytes: shown with its progress, never uploaded until
    * the same file (name, size, modification time) is added again.

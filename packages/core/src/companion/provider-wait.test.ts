@@ -5,8 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Ferry } from '../ferry.ts';
-import { fakeCompanion, file } from '../test/fake-companion.ts';
+import { fakeCompanion, file, folder } from '../test/fake-companion.ts';
 import { ProviderRateLimitError, ProviderRequestError, retryAfterOf } from './http.ts';
+import type { ProviderItem } from './provider.ts';
 import { retryAfterLimits, type Waiting } from './provider-wait.ts';
 
 describe('retryAfterOf', () => {
@@ -95,7 +96,8 @@ describe('ProviderBrowser under a rate limit', () => {
   });
 
   function setup() {
-    const fake = fakeCompanion({ root: [file('a.txt'), file('b.txt')] }, 1000);
+    const tree = { root: [file('a.txt'), file('b.txt'), folder('Trips')], 'dir-Trips': [file('c.txt'), file('d.txt')] };
+    const fake = fakeCompanion(tree, 1000);
     ferry = new Ferry({
       companionUrl: 'http://c.test',
       online: { isOnline: () => true },
@@ -120,7 +122,7 @@ describe('ProviderBrowser under a rate limit', () => {
     expect(fake.calls.map((c) => c.path)).toEqual(['/drive/list/root']);
     await vi.advanceTimersByTimeAsync(7000);
     expect(browser.getState()).toMatchObject({ status: 'ready', waiting: null, error: null });
-    expect(browser.getState().items.map((i) => i.name)).toEqual(['a.txt', 'b.txt']);
+    expect(browser.getState().items.map((i) => i.name)).toEqual(['a.txt', 'b.txt', 'Trips']);
     expect(fake.calls.map((c) => c.path)).toEqual(['/drive/list/root', '/drive/list/root']);
   });
 
@@ -149,5 +151,22 @@ describe('ProviderBrowser under a rate limit', () => {
     expect(browser.getState()).toMatchObject({ status: 'auth', waiting: null });
     await vi.advanceTimersByTimeAsync(30_000);
     expect(fake.calls.filter((c) => c.path.includes('/list/'))).toHaveLength(1);
+  });
+
+  it('a selected folder whose listing is rate limited is counted once the wait is over', async () => {
+    const { fake, browser } = setup();
+    browser.start();
+    await vi.advanceTimersByTimeAsync(0);
+    fake.rateLimited = 1;
+    browser.toggle(browser.getState().items[2] as ProviderItem);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(browser.summary()).toMatchObject({ total: 0, counting: true });
+    await vi.advanceTimersByTimeAsync(7000);
+    expect(browser.summary()).toMatchObject({ total: 2, counting: false });
+    expect(fake.calls.map((c) => c.path)).toEqual([
+      '/drive/list/root',
+      '/drive/list/dir-Trips',
+      '/drive/list/dir-Trips',
+    ]);
   });
 });

@@ -4,18 +4,10 @@
  * every second so the person sees "Waiting for Dropbox… retrying in 12 s". The waits are bounded
  * (a few of them, none longer than a few minutes); past that the 429's message is the error.
  */
+import type { Waiting } from '../types.ts';
 import { ProviderRateLimitError } from './http.ts';
 
-/** A wait in progress: seconds left before the next try, the companion's message, which wait. */
-export interface Waiting {
-  /** Left before the request goes again. */
-  seconds: number;
-  /** The whole wait, as the companion asked (`Retry-After`). */
-  retryAfter: number;
-  message: string;
-  /** 1 for the first wait. */
-  attempt: number;
-}
+export type { Waiting } from '../types.ts';
 
 export interface WaitOptions {
   /** Aborting ends the wait (the promise rejects with the signal's reason). */

@@ -20,6 +20,7 @@ import {
   withAccessToken,
 } from './http.ts';
 import { type LoginEnv, popupLogin } from './provider-login.ts';
+import { retryAfterLimits } from './provider-wait.ts';
 
 /** One entry of a list answer (`ProviderListItem` in Companion). */
 export interface ProviderItem {
@@ -170,12 +171,16 @@ export class ProviderClient {
     );
   }
 
-  /** Every page of a folder, in order, following `nextPagePath` to the end. */
+  /**
+   * Every page of a folder, in order, following `nextPagePath` to the end; a rate-limited page is
+   * asked again after its `Retry-After` (within `provider-wait.ts`'s bounds).
+   */
   async *pages(path = '', signal?: AbortSignal): AsyncGenerator<ProviderPage> {
     let next: string | null = path;
     while (next !== null) {
       signal?.throwIfAborted();
-      const page: ProviderPage = await this.list(next);
+      const at: string = next;
+      const page: ProviderPage = await retryAfterLimits(() => this.list(at), { signal });
       yield page;
       next = page.nextPagePath;
     }

@@ -3,10 +3,13 @@
  * the transfer of an `isRemote` file through the companion (`POST /url/get` or
  * `/{provider}/get/{id}` -> `{token}`, then the progress socket `/api/{token}`), mapping the
  * engine's pause / cancel onto the socket's `pause` / `resume` / `cancel` actions. Wire shapes
- * are Uppy Companion's, so this works against `ferry` and against a stock Companion.
+ * are Uppy Companion's, so this works against `ferry` and against a stock Companion. A provider's
+ * rate limit is a wait, not a failure: a `get` answered 429 is sent again after its `Retry-After`
+ * (`provider-wait.ts`), and the socket's `waiting` frame (`ferry` waiting in place) counts down;
+ * both show on the file as `waiting`.
  */
 
-import type { FerryFile } from '../types.ts';
+import type { FerryFile, Waiting } from '../types.ts';
 import {
   type CancelContext,
   type UploadContext,
@@ -18,11 +21,13 @@ import {
   base,
   type FetchLike,
   ProviderAuthError,
+  ProviderRateLimitError,
   ProviderRequestError,
   type SocketFactory,
   type SocketLike,
   withAccessToken,
 } from './http.ts';
+import { countdown, MAX_WAIT_SECONDS, retryAfterLimits } from './provider-wait.ts';
 
 /** What `POST /url/meta` answers. */
 export interface UrlMeta {
@@ -84,6 +89,8 @@ interface Frame {
     progress?: string;
     bytesUploaded?: number;
     bytesTotal?: number;
+    retryAfter?: number;
+    message?: string;
     url?: string;
     response?: { responseText?: string; status?: number };
     error?: { message?: string };
@@ -152,9 +159,14 @@ export class RemoteUploader implements Uploader {
     let res: Response;
     try {
       if (provider !== undefined && client !== undefined) {
-        // Through the provider's client: its token, and one shared refresh on 401.
+        // Through the provider's client: its token, one shared refresh on 401, and the provider's
+        // rate limit waited out on the file (`waiting`) before the request goes again.
         const path = `get/${remote.requestPath ?? encodeURIComponent(String(remote.body.id ?? ''))}`;
-        res = await client.request(path, { method: 'POST', body: JSON.stringify(body), signal: ctx.signal });
+        const init = { method: 'POST', body: JSON.stringify(body), signal: ctx.signal };
+        res = await retryAfterLimits(() => client.request(path, init), {
+          signal: ctx.signal,
+          onWait: (waiting) => ctx.patchFile({ waiting: waiting ?? undefined }),
+        });
       } else {
         const path = provider
           ? `/${provider}/get/${remote.requestPath ?? encodeURIComponent(String(remote.body.id ?? ''))}`
@@ -175,6 +187,11 @@ export class RemoteUploader implements Uploader {
       if (cause instanceof ProviderAuthError) {
         throw new UploaderError(ctx.i18n('authRequired'), { status: 401, retryable: false, cause });
       }
+      // Still limited after the waits: the companion's message, and no more tries.
+      if (cause instanceof ProviderRateLimitError) {
+        throw new UploaderError(cause.message, { status: 429, retryable: false, cause });
+      }
+      if (ctx.signal.aborted) throw new UploaderError('aborted', { retryable: false, cause });
       if (cause instanceof ProviderRequestError) {
         throw new UploaderError(cause.message, {
           status: cause.status,
@@ -211,11 +228,34 @@ export class RemoteUploader implements Uploader {
     const send = (action: string) => {
       if (socket.readyState === 1) socket.send(JSON.stringify({ action, payload: {} }));
     };
+    // The companion waiting out a rate limit in place: counted down here until bytes move again.
+    let wait: AbortController | null = null;
+    let waits = 0;
+    const stopWaiting = () => {
+      if (wait === null) return;
+      wait.abort();
+      wait = null;
+      ctx.patchFile({ waiting: undefined });
+    };
+    const startWaiting = (retryAfter: number, message: string) => {
+      stopWaiting();
+      waits += 1;
+      const controller = new AbortController();
+      wait = controller;
+      const waiting: Waiting = { seconds: retryAfter, retryAfter, message, attempt: waits };
+      countdown(waiting, {
+        signal: controller.signal,
+        onWait: (w) => {
+          if (!controller.signal.aborted) ctx.patchFile({ waiting: w ?? undefined });
+        },
+      }).catch(() => undefined);
+    };
     return new Promise<UploadResult>((resolve, reject) => {
       let settled = false;
       const finish = (fn: () => void) => {
         if (settled) return;
         settled = true;
+        stopWaiting();
         ctx.signal.removeEventListener('abort', onAbort);
         socket.close();
         fn();
@@ -243,7 +283,11 @@ export class RemoteUploader implements Uploader {
         }
         const p = frame.payload ?? {};
         if (frame.action === 'progress') {
+          stopWaiting();
           ctx.onProgress(p.bytesUploaded ?? 0, p.bytesTotal ? p.bytesTotal : null);
+        } else if (frame.action === 'waiting') {
+          const seconds = typeof p.retryAfter === 'number' && p.retryAfter >= 0 ? Math.ceil(p.retryAfter) : 0;
+          startWaiting(Math.min(seconds, MAX_WAIT_SECONDS), p.message ?? '');
         } else if (frame.action === 'success') {
           const text = p.response?.responseText;
           let parsed: unknown;

@@ -91,8 +91,9 @@ export class RecordTable {
 
 /** A file as its record keeps it. */
 export function saved(file: FerryFile): SavedFile {
-  // Nothing reads a pending size after a reload: the record keeps it unknown (null).
-  const { data: _data, preview: _preview, ghost: _ghost, sizePending: _pending, ...rest } = file;
+  // Nothing reads a pending size after a reload: the record keeps it unknown (null). A rate-limit
+  // wait belongs to the transfer that was running, not to the file after a reload.
+  const { data: _data, preview: _preview, ghost: _ghost, sizePending: _pending, waiting: _waiting, ...rest } = file;
   return rest;
 }
 

@@ -4,7 +4,8 @@
  * `/{p}/logout`; the search provider `unsplash` (`/search/unsplash/list?q=&cursor=` over the
  * tree's `photos`, `/search/unsplash/get/{id}`). Tokens are checked like the real one does
  * (unknown token: 401), and every call is recorded with the token it carried, so tests can count
- * refreshes and see retries. `rateLimited` answers that many list requests 429 with `Retry-After`.
+ * refreshes and see retries. `rateLimited` answers that many list, search or get requests 429
+ * with `Retry-After`.
  */
 import type { ProviderItem } from '../companion/provider.ts';
 
@@ -25,7 +26,7 @@ export interface FakeCompanion {
   /** Resolves pending refreshes (when `holdRefresh` is set). */
   releaseRefresh(): void;
   holdRefresh: boolean;
-  /** List and search requests still to answer 429 (counted down). */
+  /** List, search and get requests still to answer 429 (counted down). */
   rateLimited: number;
   /** The `Retry-After` of those 429s, in seconds. */
   retryAfter: number;
@@ -79,7 +80,8 @@ export function fakeCompanion(tree: Record<string, ProviderItem[]>, pageSize = 1
         const drive = { id: 'drive', name: 'Google Drive', rootFolder: 'root', supportsRefreshToken: true };
         return new Response(JSON.stringify({ providers: [drive] }));
       }
-      if ((route === 'list' || url.pathname.startsWith('/search/')) && method === 'GET' && fake.rateLimited > 0) {
+      const limitable = route === 'list' || route === 'get' || url.pathname.startsWith('/search/');
+      if (limitable && fake.rateLimited > 0) {
         fake.rateLimited -= 1;
         return new Response(
           JSON.stringify({ message: 'The provider is rate limiting requests', retryAfter: fake.retryAfter }),

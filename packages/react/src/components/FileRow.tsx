@@ -1,6 +1,7 @@
 /**
  * One file: thumbnail, name, size, state, progress, processed results, and its actions (pause,
- * retry, edit, remove, result links).
+ * retry, edit, remove, result links). An import waiting out its provider's rate limit says so,
+ * counting down ("Waiting for Dropbox… retrying in 12 s"), in a live region that tells each wait once.
  */
 import type { FerryFile } from '@ferry/core';
 import { memo } from 'react';
@@ -46,6 +47,9 @@ export const FileRow = memo(function FileRow({ id, onEdit, resultLinks, style, i
   const active = ACTIVE.has(file.state);
   const canPause = (file.state === 'uploading' || file.state === 'paused') && !file.ghost;
   const folder = file.relativePath?.includes('/') ? file.relativePath.slice(0, file.relativePath.lastIndexOf('/')) : '';
+  // Only while it runs: a record restored after a reload may still carry an old wait.
+  const waiting = file.state === 'uploading' && file.waiting ? file.waiting : null;
+  const provider = waiting ? ferry.providers.info(file.remote?.providerName ?? file.source).name : '';
   return (
     <li
       className="ferry-file"
@@ -66,7 +70,10 @@ export const FileRow = memo(function FileRow({ id, onEdit, resultLinks, style, i
           {folder && <span className="ferry-file-path"> · {folder}</span>}
           {' · '}
           <span className="ferry-file-state" title={file.error?.details ?? file.error?.message}>
-            {stateText(file, t)}
+            {waiting ? t('waitingFor', { provider, seconds: waiting.seconds }) : stateText(file, t)}
+          </span>
+          <span className="ferry-visually-hidden" aria-live="polite" aria-atomic="true">
+            {waiting ? t('waitingFor', { provider, seconds: waiting.retryAfter }) : ''}
           </span>
         </span>
         <progress
