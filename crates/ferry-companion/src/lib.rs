@@ -69,6 +69,7 @@ pub fn routes(state: AppState) -> Router {
         .merge(socket::router())
         .merge(providers::routes::router())
         .merge(providers::search::router())
+        .merge(providers::find::router())
         .merge(providers::google_picker::routes::router())
         .merge(oauth::routes::router());
     // Without a provider no login can end, so nobody gets to hold a socket waiting for one.

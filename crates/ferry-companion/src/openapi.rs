@@ -178,6 +178,7 @@ pub struct RefreshedToken {
         crate::providers::routes::refresh_token,
         crate::providers::routes::thumbnail,
         crate::providers::search::list,
+        crate::providers::find::search_files,
         crate::providers::search::get_file,
         crate::oauth::routes::connect,
         crate::oauth::routes::oauth_redirect,

@@ -23,6 +23,7 @@
 //!   no sign-in here: the page's own token downloads what was picked.
 //! - [`rotation`]: one refresh at a time per session, and the newest tokens of a rotated one.
 //! - [`search`]: search providers' routes and answers (`/search/{p}/list`, `/search/{p}/get`).
+//! - [`find`]: search inside a signed-in account (`/{p}/search`, Dropbox).
 //! - [`session`]: the provider session sealed in the Uppy auth token.
 //! - [`source`]: a provider download as a transfer [`crate::transfer::Source`].
 //! - [`routes`]: `/{p}/list`, `/{p}/get`, `/{p}/logout`, `/{p}/refresh-token`,
@@ -33,6 +34,7 @@ pub mod r#box;
 pub mod config;
 pub mod drive;
 pub mod dropbox;
+pub mod find;
 pub mod google_picker;
 pub mod instagram;
 pub mod oauth2;
@@ -286,6 +288,21 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
     /// caches in [`Session::extra`].
     async fn signed_in(&self, session: Session) -> Result<Session, ProviderError> {
         Ok(session)
+    }
+
+    /// Files matching `query` in the signed-in account, under the folder `path` (a
+    /// `requestPath`) or everywhere, one page from `cursor`, in the list shape (`/{p}/search`).
+    async fn search_files(
+        &self,
+        _session: &Session,
+        _ctx: &ListCtx,
+        _query: &str,
+        _path: Option<&str>,
+        _cursor: Option<&str>,
+    ) -> Result<ListPage, ProviderError> {
+        Err(ProviderError::BadRequest(
+            "This provider has no search".into(),
+        ))
     }
 
     /// Swaps an authorization code for a session through [`Provider::oauth2`], then

@@ -16,7 +16,7 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use super::source::ProviderSource;
-use super::{ListCtx, Provider};
+use super::{ListCtx, Provider, Session};
 use crate::error::CompanionError;
 use crate::oauth::public_base;
 use crate::oauth::sealed::{self, ThumbGrant};
@@ -30,14 +30,56 @@ type Params = Query<HashMap<String, String>>;
 /// How long thumbnail links stay valid.
 const THUMBNAIL_TTL: i64 = 3600;
 
-fn provider(state: &AppState, p: &str) -> Result<Arc<dyn Provider>, CompanionError> {
+pub(super) fn provider(state: &AppState, p: &str) -> Result<Arc<dyn Provider>, CompanionError> {
     state
         .providers()
         .get(p)
         .ok_or_else(|| CompanionError::NotFound("Unknown provider".into()))
 }
 
-fn token_of<'a>(headers: &'a HeaderMap, q: &'a HashMap<String, String>) -> Option<&'a str> {
+/// The thumbnail links of a listing by `session` of `p`: hour-long grants for one file each.
+pub(super) fn list_ctx(
+    state: &AppState,
+    p: &str,
+    session: &Session,
+    headers: &HeaderMap,
+) -> Result<ListCtx, CompanionError> {
+    let secret = sealed::secret(state)?.to_vec();
+    let (provider_id, access) = (p.to_owned(), session.access_token.clone());
+    let expires = token::now() + THUMBNAIL_TTL;
+    Ok(ListCtx {
+        thumbnail_base: format!("{}/{p}/thumbnail/", public_base(state, headers)?),
+        grant: Box::new(move |file: &str| {
+            sealed::seal(
+                &secret,
+                &ThumbGrant {
+                    k: "thumb".into(),
+                    p: provider_id.clone(),
+                    a: access.clone(),
+                    f: file.to_owned(),
+                    e: expires,
+                },
+            )
+        }),
+    })
+}
+
+/// The `cursor` query parameter: absent when empty, refused when oversized.
+pub(super) fn cursor(q: &HashMap<String, String>) -> Result<Option<&str>, CompanionError> {
+    let cursor = q
+        .get("cursor")
+        .map(String::as_str)
+        .filter(|c| !c.is_empty());
+    if cursor.is_some_and(|c| c.len() > 4096) {
+        return Err(CompanionError::BadRequest("Invalid cursor".into()));
+    }
+    Ok(cursor)
+}
+
+pub(super) fn token_of<'a>(
+    headers: &'a HeaderMap,
+    q: &'a HashMap<String, String>,
+) -> Option<&'a str> {
     sealed::request_token(headers, q.get("uppyAuthToken").map(String::as_str))
 }
 
@@ -100,31 +142,8 @@ async fn list(
 ) -> Result<Response, CompanionError> {
     let provider = provider(&state, &p)?;
     let session = sealed::verify(&state, &p, token_of(&headers, &q))?;
-    let secret = sealed::secret(&state)?.to_vec();
-    let (provider_id, access) = (p.clone(), session.access_token.clone());
-    let expires = token::now() + THUMBNAIL_TTL;
-    let ctx = ListCtx {
-        thumbnail_base: format!("{}/{p}/thumbnail/", public_base(&state, &headers)?),
-        grant: Box::new(move |file: &str| {
-            sealed::seal(
-                &secret,
-                &ThumbGrant {
-                    k: "thumb".into(),
-                    p: provider_id.clone(),
-                    a: access.clone(),
-                    f: file.to_owned(),
-                    e: expires,
-                },
-            )
-        }),
-    };
-    let cursor = q
-        .get("cursor")
-        .map(String::as_str)
-        .filter(|c| !c.is_empty());
-    if cursor.is_some_and(|c| c.len() > 4096) {
-        return Err(CompanionError::BadRequest("Invalid cursor".into()));
-    }
+    let ctx = list_ctx(&state, &p, &session, &headers)?;
+    let cursor = cursor(&q)?;
     let page = provider
         .list(&session, &ctx, &path, cursor)
         .await

@@ -71,7 +71,7 @@ fn search_provider(state: &AppState, p: &str) -> Result<Arc<dyn Provider>, Compa
 }
 
 /// The query, checked: present, not blank, not oversized.
-fn query(q: &HashMap<String, String>) -> Result<String, CompanionError> {
+pub(super) fn query(q: &HashMap<String, String>) -> Result<String, CompanionError> {
     let text = q.get("q").map(|s| s.trim()).unwrap_or_default();
     if text.is_empty() {
         return Err(CompanionError::BadRequest("Search query missing".into()));

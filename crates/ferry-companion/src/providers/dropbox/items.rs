@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
 
-use super::super::{Item, ListCtx};
+use super::super::{Item, ListCtx, ListPage};
 
 /// Longest path accepted (Dropbox paths are far shorter in practice).
 const MAX_PATH: usize = 4096;
@@ -141,6 +141,29 @@ pub fn item(ctx: &ListCtx, entry: &Value) -> Option<Item> {
         thumbnail,
         custom: BTreeMap::new(),
     })
+}
+
+/// One page of `entries` in Companion's list shape: folders first, then by name, and
+/// `?cursor=...` while `answer` says more follow (`list_folder` and `search_v2` alike).
+pub fn list_page<'a>(
+    ctx: &ListCtx,
+    entries: impl Iterator<Item = &'a Value>,
+    answer: &Value,
+    email: Option<String>,
+) -> ListPage {
+    let mut items: Vec<Item> = entries.filter_map(|e| item(ctx, e)).collect();
+    items.sort_by_cached_key(|i| (!i.is_folder, i.name.to_lowercase()));
+    let more = answer.get("has_more").and_then(Value::as_bool) == Some(true);
+    let next_page_path = answer
+        .get("cursor")
+        .and_then(Value::as_str)
+        .filter(|c| more && !c.is_empty())
+        .map(|c| format!("?cursor={}", utf8_percent_encode(c, NON_ALPHANUMERIC)));
+    ListPage {
+        username: email.filter(|e| !e.is_empty()),
+        items,
+        next_page_path,
+    }
 }
 
 #[cfg(test)]

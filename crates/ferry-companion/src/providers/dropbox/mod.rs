@@ -4,11 +4,12 @@
 //! team spaces: when the account's root namespace is not its home namespace, every call is
 //! rooted there with `Dropbox-API-Path-Root`, as Companion does since uppy#5708. Items keep
 //! Companion's shape (`requestPath` is the URL-encoded `path_lower`, paging `?cursor=`), so
-//! the released `@uppy/dropbox` works unchanged. `items` turns Dropbox's JSON into items.
+//! the released `@uppy/dropbox` works unchanged. `items` turns Dropbox's JSON into items;
+//! `search` is Companion's `/dropbox/search` (`files/search_v2` + `search/continue_v2`).
 
 mod items;
+mod search;
 
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::RequestBuilder;
 use reqwest::header::RANGE;
 use serde_json::{Value, json};
@@ -23,7 +24,7 @@ use super::{
 use crate::transfer::source::ByteStream;
 
 pub use items::valid_path;
-use items::{header_json, item};
+use items::{header_json, list_page};
 
 /// Where the session keeps a team account's root namespace (absent: the home namespace).
 const ROOT_NAMESPACE: &str = "dropboxRootNamespace";
@@ -261,25 +262,25 @@ impl Provider for Dropbox {
                     .await?
             }
         };
-        let mut items: Vec<_> = page
-            .get("entries")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| item(ctx, e))
-            .collect();
-        items.sort_by_cached_key(|i| (!i.is_folder, i.name.to_lowercase()));
-        let more = page.get("has_more").and_then(Value::as_bool) == Some(true);
-        let next_page_path = page
-            .get("cursor")
-            .and_then(Value::as_str)
-            .filter(|c| more && !c.is_empty())
-            .map(|c| format!("?cursor={}", utf8_percent_encode(c, NON_ALPHANUMERIC)));
-        Ok(ListPage {
-            username: account.email.filter(|e| !e.is_empty()),
-            items,
-            next_page_path,
-        })
+        let entries = page.get("entries").and_then(Value::as_array);
+        Ok(list_page(
+            ctx,
+            entries.into_iter().flatten(),
+            &page,
+            account.email,
+        ))
+    }
+
+    async fn search_files(
+        &self,
+        session: &Session,
+        ctx: &ListCtx,
+        query: &str,
+        path: Option<&str>,
+        cursor: Option<&str>,
+    ) -> Result<ListPage, ProviderError> {
+        self.search(session, ctx, query, path.unwrap_or(""), cursor)
+            .await
     }
 
     async fn download(

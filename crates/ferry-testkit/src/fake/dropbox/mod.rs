@@ -9,9 +9,11 @@
 //! Faults: expired access token (`401 expired_access_token`), 429 with `Retry-After`, cut bodies.
 //!
 //! Here: the state, the API gate, the OAuth side (through the shared [`super::oauth`]) and the
-//! account; [`files`]: listing, revoke, downloads and thumbnails.
+//! account; [`files`]: listing, revoke, downloads and thumbnails; [`search`]: `files/search_v2`
+//! and `files/search/continue_v2`.
 
 mod files;
+mod search;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -356,6 +358,8 @@ impl FakeDropbox {
             .route("/2/users/get_current_account", post(current_account))
             .route("/2/files/list_folder", post(files::list_folder))
             .route("/2/files/list_folder/continue", post(files::list_continue))
+            .route("/2/files/search_v2", post(search::search))
+            .route("/2/files/search/continue_v2", post(search::search_continue))
             .route("/2/auth/token/revoke", post(files::revoke))
             .route("/content/2/files/download", post(files::file_download))
             .route("/content/2/files/get_thumbnail_v2", post(files::thumbnail))
