@@ -4,8 +4,9 @@
  * signed params from the application's signing endpoint (a small server here), the plugin creates
  * the Assembly, sends an image and a video through ferry's tus endpoint into it, listens to the
  * update stream, and with `waitForEncoding` reports each `/image/resize`, `/video/thumbs` and
- * `/video/encode` result (`transloadit:result`) and the final status (`transloadit:complete`). The outputs are
- * fetched and checked: upload bytes by sha256, image sizes from the PNG headers.
+ * `/video/encode` result (`transloadit:result`), execution progress (asked for with
+ * `emit_execution_progress`) and the final status (`transloadit:complete`). The outputs are
+ * fetched and checked: upload bytes by sha256, image and video sizes.
  */
 import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -45,6 +46,7 @@ async function startSigner(origin: string): Promise<{ server: Server; url: strin
     }
     const params = JSON.stringify({
       auth: { key: KEY, expires: new Date(Date.now() + 10 * 60_000).toISOString() },
+      emit_execution_progress: true,
       steps,
     });
     const signature = `sha384:${createHmac('sha384', SECRET).update(params).digest('hex')}`;
@@ -107,6 +109,8 @@ interface Seen {
   uploads: Record<string, unknown>[];
   complete: Record<string, unknown>[];
   errors: string[];
+  progress: number[];
+  encoding: { name: string; mode: string; value?: number }[];
   uploadResult: { successful: string[]; failed: string[]; transloadit: Record<string, unknown>[] };
 }
 
@@ -150,6 +154,8 @@ test('an image and a video go through a signed Assembly; the plugin reports ever
         uploads: [],
         complete: [],
         errors: [],
+        progress: [],
+        encoding: [],
         uploadResult: { successful: [], failed: [], transloadit: [] },
       };
       uppy.on('transloadit:result', (step: string, result: Record<string, unknown>) =>
@@ -159,6 +165,12 @@ test('an image and a video go through a signed Assembly; the plugin reports ever
       uppy.on('transloadit:complete', (status: Record<string, unknown>) => seen.complete.push(status));
       uppy.on('transloadit:assembly-error', (_s: unknown, e: Error) => seen.errors.push(String(e?.message)));
       uppy.on('upload-error', (_f: unknown, e: Error) => seen.errors.push(String(e?.message)));
+      uppy.on('transloadit:execution-progress', (d: { progress_combined?: number }) =>
+        seen.progress.push(Number(d.progress_combined)),
+      );
+      uppy.on('postprocess-progress', (f: { name: string }, p: { mode: string; value?: number }) =>
+        seen.encoding.push({ name: f.name, mode: p.mode, value: p.value }),
+      );
       uppy.addFile({
         name: 'photo.jpg',
         type: 'image/jpeg',
@@ -198,6 +210,13 @@ test('an image and a video go through a signed Assembly; the plugin reports ever
   expect(final?.ok).toBe('ASSEMBLY_COMPLETED');
   expect(seen.uploadResult.transloadit[0]?.assembly_id).toBe(final?.assembly_id);
 
+  // Execution progress (asked for with emit_execution_progress) rose to 100, and the plugin made
+  // each file's "Encoding" bar determinate with it.
+  expect(seen.progress.at(-1)).toBe(100);
+  expect(seen.progress.every((p, i) => p >= 0 && p <= 100 && (i === 0 || p >= (seen.progress[i - 1] ?? 0)))).toBe(true);
+  for (const name of ['photo.jpg', 'clip.mp4']) {
+    expect(seen.encoding.filter((e) => e.name === name && e.mode === 'determinate').at(-1)?.value).toBe(1);
+  }
   // The update stream was open (so Uppy stopped polling) and carried the uploads and results.
   expect(streams.some((s) => s.status === 200 && s.type === 'text/event-stream')).toBe(true);
   const heard = await page.evaluate(() => (window as unknown as { heard: { type: string; data: string }[] }).heard);

@@ -410,6 +410,33 @@ async fn execution_progress_is_in_the_status_and_streamed_when_asked_for() {
         .expect("cancel");
 }
 
+#[tokio::test]
+async fn a_completed_assembly_asked_for_progress_streams_its_100_before_the_end() {
+    let dir = tempfile::tempdir().expect("dir");
+    let s = start(config(dir.path(), false)).await;
+    let expires = jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1);
+    let p = json!({
+        "auth": {"key": KEY, "expires": expires.to_string()},
+        "emit_execution_progress": true,
+        "steps": {"kept": {"robot": "/file/filter", "use": ":original"}},
+    })
+    .to_string();
+    let (_, created) = create(&s.base, form(&p, &[("a.txt", b"aaa")])).await;
+    let id = created["assembly_id"].as_str().expect("id").to_owned();
+    let done = settle(&format!("{}/assemblies/{id}", s.base)).await;
+    let (_, reader, _) = open(&s.base, &id, None).await;
+    let got = names(&reader.expect("reader").rest().await);
+    let n = got.len();
+    assert!(n >= 2, "{got:?}");
+    assert_eq!(got[n - 1].0, "assembly_finished");
+    assert_eq!(got[n - 2].0, "assembly_execution_progress");
+    assert_eq!(
+        got[n - 2].1,
+        json!({"progress_combined": 100.0,
+               "progress_per_original_file": [{"original_id": done["uploads"][0]["id"], "progress": 100.0}]})
+    );
+}
+
 /// The id of the first upload of the Assembly at `url`.
 async fn created_upload(url: &str) -> Value {
     let status: Value = reqwest::get(url)

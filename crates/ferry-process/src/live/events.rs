@@ -140,9 +140,12 @@ pub fn next(a: &Assembly, cursor: &mut Cursor, urls: &Urls) -> Vec<Update> {
             ));
         }
     }
-    // Sent only when the params ask for it (`emit_execution_progress`), as Transloadit does.
+    // Sent only when the params ask for it (`emit_execution_progress`), as Transloadit does;
+    // also the final 100 before `assembly_finished`, so a client's bar ends full even when the
+    // steps were quicker than the progress saver.
     let wanted = a.params.get("emit_execution_progress") == Some(&Value::Bool(true));
-    if wanted && a.state == State::Executing && a.execution_progress != cursor.progress {
+    let running = matches!(a.state, State::Executing | State::Completed);
+    if wanted && running && a.execution_progress != cursor.progress {
         if let Some(p) = &a.execution_progress {
             cursor.progress = Some(p.clone());
             let (combined, per) = crate::assembly::status::progress_json(p);
