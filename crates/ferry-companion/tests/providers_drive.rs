@@ -973,9 +973,11 @@ async fn enabled_providers_are_listed_for_the_widget() {
             {"id": "box", "name": "Box", "rootFolder": "0", "supportsRefreshToken": true},
             {"id": "drive", "name": "Google Drive", "rootFolder": "root", "supportsRefreshToken": true},
             {"id": "dropbox", "name": "Dropbox", "rootFolder": "", "supportsRefreshToken": true},
+            {"id": "facebook", "name": "Facebook", "rootFolder": "", "supportsRefreshToken": false},
             {"id": "instagram", "name": "Instagram", "rootFolder": "recent", "supportsRefreshToken": true},
             {"id": "onedrive", "name": "OneDrive", "rootFolder": "root", "supportsRefreshToken": true},
             {"id": "unsplash", "name": "Unsplash", "rootFolder": "", "supportsRefreshToken": false, "search": true},
+            {"id": "zoom", "name": "Zoom", "rootFolder": "", "supportsRefreshToken": true},
         ]})
     );
 }

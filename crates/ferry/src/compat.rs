@@ -38,6 +38,10 @@ pub const MAPPING: &[(&str, &str)] = &[
         "COMPANION_ENABLE_GOOGLE_PICKER_ENDPOINT",
         "FERRY_GOOGLE_PICKER",
     ),
+    ("COMPANION_ZOOM_KEY", "FERRY_ZOOM_KEY"),
+    ("COMPANION_ZOOM_SECRET", "FERRY_ZOOM_SECRET"),
+    ("COMPANION_FACEBOOK_KEY", "FERRY_FACEBOOK_KEY"),
+    ("COMPANION_FACEBOOK_SECRET", "FERRY_FACEBOOK_SECRET"),
 ];
 
 /// One variable to set: `(ferry name, value, companion name)`.
@@ -118,6 +122,10 @@ fn flag_of(var: &str) -> Option<(&'static str, bool)> {
         "FERRY_ONEDRIVE_KEY" => ("--onedrive-key", false),
         "FERRY_ONEDRIVE_SECRET" => ("--onedrive-secret", false),
         "FERRY_GOOGLE_PICKER" => ("--google-picker", true),
+        "FERRY_ZOOM_KEY" => ("--zoom-key", false),
+        "FERRY_ZOOM_SECRET" => ("--zoom-secret", false),
+        "FERRY_FACEBOOK_KEY" => ("--facebook-key", false),
+        "FERRY_FACEBOOK_SECRET" => ("--facebook-secret", false),
         _ => return None,
     })
 }

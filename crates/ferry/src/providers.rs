@@ -6,7 +6,8 @@ use clap::Args;
 use ferry_companion::providers::ProvidersConfig;
 use ferry_companion::providers::config::{Endpoints, OAuthApp};
 
-/// Options of the cloud providers (Google Drive, Instagram, Box, Unsplash, Dropbox, OneDrive).
+/// Options of the cloud providers (Google Drive, Instagram, Box, Unsplash, Dropbox, OneDrive,
+/// Zoom, Facebook).
 #[derive(Clone, Default, Args)]
 pub struct ProviderArgs {
     /// Google OAuth client id: with --google-secret (and --secret) enables Google Drive
@@ -194,6 +195,65 @@ pub struct ProviderArgs {
         default_value = "https://graph.microsoft.com"
     )]
     pub onedrive_api_url: String,
+
+    /// Zoom OAuth client id: with --zoom-secret (and --secret) enables Zoom cloud recordings
+    /// (`zoom`). Redirect URI: `{public URL}/zoom/redirect`; scopes are set in the Zoom app.
+    #[arg(long, env = "FERRY_ZOOM_KEY")]
+    pub zoom_key: Option<String>,
+
+    /// Zoom OAuth client secret (never logged).
+    #[arg(long, env = "FERRY_ZOOM_SECRET", hide_env_values = true)]
+    pub zoom_secret: Option<String>,
+
+    /// Zoom's OAuth authorize endpoint.
+    #[arg(
+        long,
+        env = "FERRY_ZOOM_AUTH_URL",
+        default_value = "https://zoom.us/oauth/authorize"
+    )]
+    pub zoom_auth_url: String,
+
+    /// Zoom's OAuth token endpoint (revocation goes to `revoke` beside it).
+    #[arg(
+        long,
+        env = "FERRY_ZOOM_TOKEN_URL",
+        default_value = "https://zoom.us/oauth/token"
+    )]
+    pub zoom_token_url: String,
+
+    /// Zoom API base (`/v2/...` is appended).
+    #[arg(
+        long,
+        env = "FERRY_ZOOM_API_URL",
+        default_value = "https://api.zoom.us"
+    )]
+    pub zoom_api_url: String,
+
+    /// Facebook app id: with --facebook-secret (and --secret) enables Facebook albums and
+    /// photos (`facebook`). Redirect URI: `{public URL}/facebook/redirect`; permissions `email`
+    /// and `user_photos` (the latter needs Meta's app review).
+    #[arg(long, env = "FERRY_FACEBOOK_KEY")]
+    pub facebook_key: Option<String>,
+
+    /// Facebook app secret (never logged; it also signs every Graph call's `appsecret_proof`).
+    #[arg(long, env = "FERRY_FACEBOOK_SECRET", hide_env_values = true)]
+    pub facebook_secret: Option<String>,
+
+    /// Facebook Login's OAuth dialog.
+    #[arg(
+        long,
+        env = "FERRY_FACEBOOK_AUTH_URL",
+        default_value = "https://www.facebook.com/v25.0/dialog/oauth"
+    )]
+    pub facebook_auth_url: String,
+
+    /// Facebook Graph API base (`/v25.0/...` is appended; the code exchange is there too).
+    #[arg(
+        long,
+        env = "FERRY_FACEBOOK_API_URL",
+        default_value = "https://graph.facebook.com"
+    )]
+    pub facebook_api_url: String,
 }
 
 impl std::fmt::Debug for ProviderArgs {
@@ -232,6 +292,16 @@ impl std::fmt::Debug for ProviderArgs {
                 &self.dropbox_secret.as_ref().map(|_| "<redacted>"),
             )
             .field("dropbox_api_url", &self.dropbox_api_url)
+            .field("zoom_key", &self.zoom_key)
+            .field(
+                "zoom_secret",
+                &self.zoom_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("facebook_key", &self.facebook_key)
+            .field(
+                "facebook_secret",
+                &self.facebook_secret.as_ref().map(|_| "<redacted>"),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -317,6 +387,25 @@ impl ProviderArgs {
                     &self.onedrive_api_url,
                 ),
             ),
+            (
+                "zoom",
+                "zoom",
+                &self.zoom_key,
+                &self.zoom_secret,
+                Endpoints::new(
+                    &self.zoom_auth_url,
+                    &self.zoom_token_url,
+                    &self.zoom_api_url,
+                ),
+            ),
+            (
+                "facebook",
+                "facebook",
+                &self.facebook_key,
+                &self.facebook_secret,
+                // The code exchange is on the Graph host (`/v25.0/oauth/access_token`).
+                Endpoints::new(&self.facebook_auth_url, "", &self.facebook_api_url),
+            ),
         ];
         for (id, flag, key, secret, endpoints) in rows {
             if let Some(app) = app(flag, key, secret)? {
@@ -391,6 +480,34 @@ mod tests {
             (
                 "https://api.dropboxapi.com",
                 "https://content.dropboxapi.com"
+            )
+        );
+        let zoom = Cli::parse_from(["x", "--zoom-key", "zk", "--zoom-secret", "zs"]);
+        let config = zoom.providers.to_config(None).expect("valid");
+        let endpoints = &config.setup("zoom").expect("zoom enabled").endpoints;
+        assert_eq!(
+            (
+                endpoints.auth_url.as_str(),
+                endpoints.token_url.as_str(),
+                endpoints.api_url.as_str()
+            ),
+            (
+                "https://zoom.us/oauth/authorize",
+                "https://zoom.us/oauth/token",
+                "https://api.zoom.us"
+            )
+        );
+        let fb = Cli::parse_from(["x", "--facebook-key", "fk", "--facebook-secret", "fs"]);
+        let config = fb.providers.to_config(None).expect("valid");
+        let endpoints = &config
+            .setup("facebook")
+            .expect("facebook enabled")
+            .endpoints;
+        assert_eq!(
+            (endpoints.auth_url.as_str(), endpoints.api_url.as_str()),
+            (
+                "https://www.facebook.com/v25.0/dialog/oauth",
+                "https://graph.facebook.com"
             )
         );
         let half = Cli::parse_from(["x", "--instagram-key", "k"]);

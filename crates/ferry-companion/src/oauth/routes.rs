@@ -139,9 +139,12 @@ pub(crate) async fn connect(
         pairs
             .append_pair("client_id", &provider.info().client_id)
             .append_pair("redirect_uri", &redirect_uri)
-            .append_pair("response_type", "code")
-            .append_pair("scope", &spec.scopes.join(spec.scope_separator))
-            .append_pair("state", &login);
+            .append_pair("response_type", "code");
+        // Zoom's scopes live in the app's settings: it gets no (empty) scope parameter.
+        if !spec.scopes.is_empty() {
+            pairs.append_pair("scope", &spec.scopes.join(spec.scope_separator));
+        }
+        pairs.append_pair("state", &login);
         for (k, v) in &spec.extra {
             pairs.append_pair(k, v);
         }

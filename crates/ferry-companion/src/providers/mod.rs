@@ -1,4 +1,4 @@
-//! Cloud providers (Google Drive, Instagram, Box, Dropbox, OneDrive) behind one [`Provider`]
+//! Cloud providers (Google Drive, Instagram, Box, Dropbox, OneDrive, Zoom, Facebook) behind one [`Provider`]
 //! trait, served on
 //! Companion's paths so released Uppy provider plugins work unchanged.
 //!
@@ -17,8 +17,8 @@
 //!   downloads and thumbnails streamed back.
 //! - [`ratelimit`]: what a rate limit is, the wait it asks (`Retry-After`), the caps.
 //! - [`oauth2`]: the OAuth2 authorization-code and refresh-token forms.
-//! - [`drive`], [`instagram`], [`r#box`], [`unsplash`], [`dropbox`], [`onedrive`]: the
-//!   providers.
+//! - [`drive`], [`instagram`], [`r#box`], [`unsplash`], [`dropbox`], [`onedrive`], [`zoom`],
+//!   [`facebook`]: the providers.
 //! - [`google_picker`]: Google Drive Picker and Photos Picker imports (`/google-picker/get`),
 //!   no sign-in here: the page's own token downloads what was picked.
 //! - [`rotation`]: one refresh at a time per session, and the newest tokens of a rotated one.
@@ -34,6 +34,7 @@ pub mod r#box;
 pub mod config;
 pub mod drive;
 pub mod dropbox;
+pub mod facebook;
 pub mod find;
 pub mod google_picker;
 pub mod instagram;
@@ -46,6 +47,7 @@ pub mod search;
 pub mod session;
 pub mod source;
 pub mod unsplash;
+pub mod zoom;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -386,6 +388,8 @@ const REGISTRY: &[(&str, Build)] = &[
     ("unsplash", |s, d| Arc::new(unsplash::Unsplash::new(s, d))),
     ("dropbox", |s, d| Arc::new(dropbox::Dropbox::new(s, d))),
     ("onedrive", |s, d| Arc::new(onedrive::OneDrive::new(s, d))),
+    ("zoom", |s, d| Arc::new(zoom::Zoom::new(s, d))),
+    ("facebook", |s, d| Arc::new(facebook::Facebook::new(s, d))),
 ];
 
 /// The enabled providers, by id.
@@ -471,7 +475,7 @@ mod tests {
         };
         assert!(
             err.to_string().contains(
-                "unknown provider \"dropbx\" (known: drive, instagram, box, unsplash, dropbox, onedrive)"
+                "unknown provider \"dropbx\" (known: drive, instagram, box, unsplash, dropbox, onedrive, zoom, facebook)"
             ),
             "{err}"
         );

@@ -2,7 +2,8 @@
 //! long Ferry is willing to.
 //!
 //! A rate limit is a 429; a 503 that carries `Retry-After`; or an API's own signal (Google's
-//! 403 `rateLimitExceeded` / `userRateLimitExceeded`). The wait asked is `Retry-After`
+//! 403 `rateLimitExceeded` / `userRateLimitExceeded`, Facebook Graph's throttling codes 4, 17,
+//! 32 and 613 on a 400 or 403). The wait asked is `Retry-After`
 //! (delta-seconds or an HTTP-date, RFC 9110 §10.2.3), else Dropbox's `error.retry_after` in a
 //! `too_many_requests` body, else the configured backoff step. Each wait is capped
 //! ([`RateLimits::max_wait`]: a provider asking for longer is reported at once, not waited for),
@@ -51,7 +52,8 @@ pub fn signal(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Option<Op
         // A 503 is a rate limit only when it says when to come back (Graph's throttling);
         // otherwise it is an outage and reads as one.
         StatusCode::SERVICE_UNAVAILABLE => asked.is_some(),
-        StatusCode::FORBIDDEN => google_rate_limit(body),
+        StatusCode::FORBIDDEN => google_rate_limit(body) || graph_throttled(body),
+        StatusCode::BAD_REQUEST => graph_throttled(body),
         _ => false,
     };
     limited.then(|| asked.or_else(|| dropbox_retry_after(body)))
@@ -70,6 +72,18 @@ pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
 fn google_rate_limit(body: &[u8]) -> bool {
     let text = String::from_utf8_lossy(body);
     text.contains("rateLimitExceeded") || text.contains("userRateLimitExceeded")
+}
+
+/// Graph API throttling codes: app (4), user (17), page (32) and call-type (613) limits.
+const GRAPH_THROTTLE_CODES: [i64; 4] = [4, 17, 32, 613];
+
+/// Facebook Graph's throttling: `{"error": {"code": 17, ...}}`. Google's `error.code` is the HTTP
+/// status (403, 429) and other providers' codes are strings, so these small numbers are Graph's.
+fn graph_throttled(body: &[u8]) -> bool {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.pointer("/error/code").and_then(Value::as_i64))
+        .is_some_and(|c| GRAPH_THROTTLE_CODES.contains(&c))
 }
 
 /// Dropbox's `{"error": {".tag": "too_many_requests"...}, "retry_after": N}` (the `error`
@@ -197,6 +211,18 @@ mod tests {
             signal(StatusCode::TOO_MANY_REQUESTS, &none, dropbox),
             Some(Some(Duration::from_secs(7)))
         );
+        for code in [4, 17, 32, 613] {
+            let graph = format!(r#"{{"error":{{"message":"(#{code}) limit","code":{code}}}}}"#);
+            assert_eq!(
+                signal(StatusCode::BAD_REQUEST, &none, graph.as_bytes()),
+                Some(None),
+                "{code}"
+            );
+        }
+        let expired = br#"{"error":{"code":190}}"#;
+        assert_eq!(signal(StatusCode::BAD_REQUEST, &none, expired), None);
+        let google_code = br#"{"error":{"code":403,"message":"forbidden"}}"#;
+        assert_eq!(signal(StatusCode::FORBIDDEN, &none, google_code), None);
         // The header wins over the body.
         assert_eq!(
             signal(StatusCode::TOO_MANY_REQUESTS, &headers("2"), dropbox),

@@ -1,5 +1,5 @@
-//! Shared setup of the provider contract tests: the companion with Drive, Instagram, Box, Dropbox
-//! and OneDrive enabled against the testkit's fakes (loopback exempted from the egress ban
+//! Shared setup of the provider contract tests: the companion with Drive, Instagram, Box, Dropbox,
+//! OneDrive, Zoom and Facebook enabled against the testkit's fakes (loopback exempted from the egress ban
 //! through `exempt_ips`, as the configuration allows), real tus and form destinations, a
 //! cookie-carrying walk through the OAuth login, and the auth-callback socket.
 
@@ -16,10 +16,12 @@ use ferry_companion::{AppState, CompanionConfig};
 use ferry_testkit::TestServer;
 use ferry_testkit::fake::r#box::FakeBox;
 use ferry_testkit::fake::dropbox::FakeDropbox;
+use ferry_testkit::fake::facebook::FakeFacebook;
 use ferry_testkit::fake::google::FakeGoogle;
 use ferry_testkit::fake::instagram::FakeInstagram;
 use ferry_testkit::fake::onedrive::FakeOneDrive;
 use ferry_testkit::fake::unsplash::FakeUnsplash;
+use ferry_testkit::fake::zoom::FakeZoom;
 use futures_util::StreamExt;
 use reqwest::header::{COOKIE, LOCATION, ORIGIN, SET_COOKIE};
 use serde_json::{Value, json};
@@ -39,6 +41,8 @@ pub struct Env {
     pub unsplash: FakeUnsplash,
     pub dropbox: FakeDropbox,
     pub ms: FakeOneDrive,
+    pub zoom: FakeZoom,
+    pub facebook: FakeFacebook,
     pub tus: TusDest,
     pub form: FormDest,
     pub companion: TestServer,
@@ -83,6 +87,8 @@ pub async fn start_with(opts: Opts) -> Env {
     let unsplash = FakeUnsplash::start("unsplash-access-key").await;
     let dropbox = FakeDropbox::start("dropbox-client", "dropbox-secret").await;
     let ms = FakeOneDrive::start("ms-client", "ms-secret").await;
+    let zoom = FakeZoom::start("zoom-client", "zoom-secret").await;
+    let facebook = FakeFacebook::start("fb-client", "fb-secret").await;
     let tus = TusDest::start().await;
     let form = FormDest::start().await;
     let hub = Arc::new(LocalHandoff::default());
@@ -152,6 +158,22 @@ pub async fn start_with(opts: Opts) -> Env {
                 secret: "ms-secret".into(),
             },
             Endpoints::new(&ms.auth_url(), &ms.token_url(), &ms.api_url()),
+        )
+        .enable(
+            "zoom",
+            OAuthApp {
+                key: "zoom-client".into(),
+                secret: "zoom-secret".into(),
+            },
+            Endpoints::new(&zoom.auth_url(), &zoom.token_url(), &zoom.api_url()),
+        )
+        .enable(
+            "facebook",
+            OAuthApp {
+                key: "fb-client".into(),
+                secret: "fb-secret".into(),
+            },
+            Endpoints::new(&facebook.auth_url(), "", &facebook.api_url()),
         );
     // The companion knows its own address: provider links are built only for its own host.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -194,6 +216,8 @@ pub async fn start_with(opts: Opts) -> Env {
         unsplash,
         dropbox,
         ms,
+        zoom,
+        facebook,
         tus,
         form,
         companion,

@@ -2,7 +2,8 @@
 //! Box (with its consent page), the fake Dropbox and the fake Microsoft on loopback with a small
 //! fixture (a folder of files, a Google Doc, a shared drive; photos, a video and an album; a Box
 //! folder of files; a Dropbox folder of files, ids being their `path_lower`; a OneDrive folder and
-//! a SharePoint library, ids being `<driveId>~<itemId>`), prints one JSON line on stdout (endpoints, app credentials, every
+//! a SharePoint library, ids being `<driveId>~<itemId>`; a Zoom meeting recorded now, ids being
+//! `<meeting uuid>~<file id>`; Facebook albums of photos), prints one JSON line on stdout (endpoints, app credentials, every
 //! fixture file's id, name and sha256 of the bytes an import must store), and stops when stdin
 //! closes. Unsplash (a search provider: any query finds its photos) is printed under `unsplash`.
 //! The Google Photos Picker API (sharing the fake Google's tokens) is printed under
@@ -23,11 +24,13 @@
 use bytes::Bytes;
 use ferry_testkit::fake::r#box::FakeBox;
 use ferry_testkit::fake::dropbox::{Dropbox, FakeDropbox};
+use ferry_testkit::fake::facebook::{FacebookState, FakeFacebook};
 use ferry_testkit::fake::google::FakeGoogle;
 use ferry_testkit::fake::google_photos::FakePhotos;
 use ferry_testkit::fake::instagram::FakeInstagram;
 use ferry_testkit::fake::onedrive::FakeOneDrive;
 use ferry_testkit::fake::unsplash::FakeUnsplash;
+use ferry_testkit::fake::zoom::{FakeZoom, ZoomFile, ZoomState};
 use ferry_testkit::{random_bytes, sha256_hex};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
@@ -210,6 +213,61 @@ fn add_paging(
     }
 }
 
+/// The Zoom fixture (behind the consent page): a meeting recorded now, in this year's newest
+/// month, with a video and a transcript; its UUID starts with `/` and holds `//` (double-encoded
+/// to Zoom).
+/// Ids are ferry's `{uuid}~{file id}`; names are what ferry lists (times in UTC).
+fn add_zoom(z: &ZoomState) -> Value {
+    z.oauth
+        .consent_page
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let now = jiff::Timestamp::now();
+    let start = now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let shown = now.strftime("%Y-%m-%d, %H:%M").to_string();
+    let uuid = "/q3//T+9QxWl0mZ8r2YbHg==";
+    let video = random_bytes(400_000);
+    let transcript = b"WEBVTT\n\n1\n00:00:01.000 --> 00:00:02.000\nHello\n".to_vec();
+    let ids = z.add_meeting(
+        uuid,
+        "Team sync",
+        &start,
+        vec![
+            ZoomFile::new("MP4", video.clone()),
+            ZoomFile::new("TRANSCRIPT", transcript.clone()),
+        ],
+    );
+    json!({
+        "year": now.strftime("%Y").to_string(),
+        "meeting": format!("Team sync ({shown})"),
+        "files": [
+            entry(&format!("{uuid}~{}", ids[0]),
+                &format!("Team sync - shared screen with speaker view ({shown}).mp4"), &video),
+            entry(&format!("{uuid}~{}", ids[1]),
+                &format!("Team sync - audio transcript ({shown}).vtt"), &transcript),
+        ],
+    })
+}
+
+/// The Facebook fixture (behind the consent page): an album of two photos (one captioned) and
+/// another album; digests are of each photo's largest rendition, which an import stores.
+fn add_facebook(f: &FacebookState) -> Value {
+    f.oauth
+        .consent_page
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let album = f.add_album("Summer trip");
+    let mut files = Vec::new();
+    for (caption, len) in [(Some("Beach"), 180_000), (Some("Sunset"), 90_000)] {
+        let bytes = random_bytes(len);
+        let id = f.add_photo(&album, caption, bytes.clone());
+        files.push(entry(&id, caption.unwrap_or(&id), &bytes));
+    }
+    let other = f.add_album("Profile pictures");
+    let bytes = random_bytes(50_000);
+    let id = f.add_photo(&other, Some("Me"), bytes.clone());
+    files.push(entry(&id, "Me", &bytes));
+    json!({"album": album, "files": files})
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let bench = BenchArgs::parse(std::env::args().skip(1));
@@ -220,6 +278,8 @@ async fn main() {
     let ms = FakeOneDrive::start("onedrive-client", "onedrive-secret").await;
     let unsplash = FakeUnsplash::start("unsplash-access-key").await;
     let dropbox = FakeDropbox::start("dropbox-client", "dropbox-secret").await;
+    let zoom = FakeZoom::start("zoom-client", "zoom-secret").await;
+    let facebook = FakeFacebook::start("facebook-client", "facebook-secret").await;
     google
         .state
         .oauth
@@ -316,6 +376,8 @@ async fn main() {
         entry(&id, name, &bytes)
     })
     .collect();
+    let zoom_fixture = add_zoom(&zoom.state);
+    let facebook_fixture = add_facebook(&facebook.state);
 
     let out = json!({
         "google": {
@@ -349,6 +411,17 @@ async fn main() {
             "apiUrl": dropbox.api_url(), "contentUrl": dropbox.content_url(),
             "key": "dropbox-client", "secret": "dropbox-secret", "email": dropbox.state.email,
             "files": dropbox_files,
+        },
+        "zoom": {
+            "authUrl": zoom.auth_url(), "tokenUrl": zoom.token_url(), "apiUrl": zoom.api_url(),
+            "key": "zoom-client", "secret": "zoom-secret", "email": zoom.state.email,
+            "year": zoom_fixture["year"], "meeting": zoom_fixture["meeting"],
+            "files": zoom_fixture["files"],
+        },
+        "facebook": {
+            "authUrl": facebook.auth_url(), "apiUrl": facebook.api_url(),
+            "key": "facebook-client", "secret": "facebook-secret", "email": facebook.state.email,
+            "album": facebook_fixture["album"], "files": facebook_fixture["files"],
         },
     });
     println!("{out}");

@@ -1,6 +1,7 @@
 //! In-process fakes of Google (OAuth + Drive v3), Instagram (Instagram Login + Graph), Box
 //! (OAuth 2.0 with rotating refresh tokens + API 2.0), Microsoft (identity platform v2.0 +
-//! Graph v1.0 for OneDrive and SharePoint), Unsplash (search API) and Dropbox (OAuth 2 + API v2),
+//! Graph v1.0 for OneDrive and SharePoint), Unsplash (search API), Dropbox (OAuth 2 + API v2),
+//! Zoom (OAuth with rotating refresh tokens + cloud recordings) and Facebook (Login + Graph),
 //! speaking
 //! the documented wire shapes on `127.0.0.1:0`, with fault switches (expired access tokens,
 //! revoked refresh tokens, 429 and 403 rate limits, 500s, slow and cut download bodies), so the
@@ -13,16 +14,19 @@
 //! [`google_photos`]: [`google_photos::FakePhotos`] (the Photos Picker API);
 //! [`instagram`]: [`instagram::FakeInstagram`]; [`r#box`]: [`r#box::FakeBox`];
 //! [`onedrive`]: [`onedrive::FakeOneDrive`]; [`unsplash`]: [`unsplash::FakeUnsplash`];
-//! [`dropbox`]: [`dropbox::FakeDropbox`].
+//! [`dropbox`]: [`dropbox::FakeDropbox`]; [`zoom`]: [`zoom::FakeZoom`];
+//! [`facebook`]: [`facebook::FakeFacebook`].
 
 pub mod r#box;
 pub mod dropbox;
+pub mod facebook;
 pub mod google;
 pub mod google_photos;
 pub mod instagram;
 pub mod oauth;
 pub mod onedrive;
 pub mod unsplash;
+pub mod zoom;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};

@@ -228,7 +228,9 @@ impl OAuthServer {
     }
 
     /// Redeems the form's code (once): its grant, after the `redirect_uri` and PKCE checks.
-    fn redeem(&self, f: &HashMap<String, String>) -> Result<Grant, TokenError> {
+    /// Public for token endpoints that check the client their own way (Zoom's HTTP Basic,
+    /// Facebook's GET).
+    pub fn redeem(&self, f: &HashMap<String, String>) -> Result<Grant, TokenError> {
         let grant = f.get("code").and_then(|c| lock(&self.codes).remove(c));
         let grant = grant.ok_or(TokenError::UnknownCode)?;
         let sent = f.get("redirect_uri");

@@ -1,0 +1,517 @@
+//! Zoom (`zoom`, API v2): cloud recordings by date range on Companion's routes and answer
+//! shapes, so `@uppy/zoom` works unchanged. The root lists the years since the account was
+//! created; a year lists its recorded meetings, one month's date range per Zoom call (Zoom
+//! allows a month at most) with `next_page_token` paging, newest month first and paged to the
+//! client (Companion asks all twelve months at once and answers one page); a meeting lists its
+//! finished recording files; an import follows the file's download URL to Zoom's storage,
+//! resumable with `Range`.
+//!
+//! Zoom access tokens last an hour and every refresh returns a new refresh token, the old one
+//! retired. Like Box, Ferry refreshes on the server when Zoom refuses the access token, once per
+//! session ([`Rotation`]), so a client holding its original token keeps working. The token
+//! endpoint takes the app's credentials as HTTP Basic (Zoom's documented form), not in the body.
+
+mod items;
+
+use std::future::Future;
+use std::time::Duration;
+
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use reqwest::header::RANGE;
+use serde_json::Value;
+
+use super::api::{self, Answer, Api, TokenAnswer};
+use super::config::{Endpoints, OAuthApp, ProviderSetup};
+use super::rotation::Rotation;
+use super::{
+    Deps, Download, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, ProviderInfo, Revoked,
+    Session,
+};
+use crate::egress::Egress;
+use crate::transfer::source::ByteStream;
+
+use items::{Folder, YearCursor};
+
+/// Zoom's refresh tokens last 90 days: the Uppy auth token and the rotation ledger as long.
+const SESSION_DAYS: u64 = 90;
+/// Sessions the rotation ledger remembers at most.
+const LEDGER_CAPACITY: usize = 10_000;
+/// Zoom calls one year's listing may make before answering (twelve empty months, and a few
+/// pages of meetings without finished recordings).
+const MAX_CALLS_PER_PAGE: usize = 24;
+
+/// Zoom's endpoints: `api_url` is the API host (`/v2/...` is appended); the revoke endpoint is
+/// `revoke` beside `token_url`.
+pub fn default_endpoints() -> Endpoints {
+    Endpoints::new(
+        "https://zoom.us/oauth/authorize",
+        "https://zoom.us/oauth/token",
+        "https://api.zoom.us",
+    )
+}
+
+/// The Zoom provider.
+#[derive(Debug)]
+pub struct Zoom {
+    app: OAuthApp,
+    endpoints: Endpoints,
+    api: Api,
+    sources: Egress,
+    info: ProviderInfo,
+    page_size: u32,
+    rotation: Rotation,
+}
+
+impl Zoom {
+    /// Zoom with `setup`'s app at its endpoints; `deps.sources` (the egress-policed client)
+    /// fetches the storage URLs Zoom's download URLs redirect to.
+    pub fn new(setup: ProviderSetup, deps: &Deps) -> Self {
+        let info = ProviderInfo {
+            id: "zoom",
+            name: "Zoom",
+            root: "",
+            oauth: OAuthSpec {
+                authorize_url: setup.endpoints.auth_url.clone(),
+                // Scopes are set in the app's settings on the Zoom App Marketplace.
+                scopes: Vec::new(),
+                scope_separator: " ",
+                extra: Vec::new(),
+                pkce: false,
+            },
+            client_id: setup.app.key.clone(),
+            token_max_age: (SESSION_DAYS * 24 * 3600) as i64,
+            supports_refresh: true,
+        };
+        Self {
+            app: setup.app,
+            endpoints: setup.endpoints,
+            api: deps.api.clone(),
+            sources: deps.sources.clone(),
+            info,
+            page_size: deps.page_size.clamp(1, 300),
+            rotation: Rotation::new(
+                Duration::from_secs(SESSION_DAYS * 24 * 3600),
+                LEDGER_CAPACITY,
+            ),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        self.endpoints.api(&format!("/v2{path}"))
+    }
+
+    /// A token endpoint call, the app's credentials as HTTP Basic.
+    async fn token_call(&self, form: &[(&str, &str)]) -> Result<TokenAnswer, ProviderError> {
+        let req = self
+            .api
+            .client()
+            .post(&self.endpoints.token_url)
+            .basic_auth(&self.app.key, Some(&self.app.secret))
+            .form(form);
+        let answer = self.api.json(req, token_error).await?;
+        api::token_answer(&answer)
+            .ok_or_else(|| ProviderError::Unreachable("token answer without access_token".into()))
+    }
+
+    /// Runs `call` with the newest tokens of `session`, refreshing once if Zoom refuses them.
+    async fn authed<T, F, Fut>(&self, session: &Session, call: F) -> Result<T, ProviderError>
+    where
+        F: Fn(Session) -> Fut,
+        Fut: Future<Output = Result<T, ProviderError>>,
+    {
+        self.rotation
+            .authed(session, |s| async move { self.refresh(&s).await }, call)
+            .await
+    }
+
+    async fn get_json(
+        &self,
+        session: &Session,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<Value, ProviderError> {
+        self.authed(session, |s| {
+            let req = self.api.get(self.url(path), &s.access_token).query(query);
+            self.api.json(req, zoom_error)
+        })
+        .await
+    }
+
+    /// `users/me`: email (the username) and the account's creation date.
+    async fn me(&self, session: &Session) -> Result<Value, ProviderError> {
+        self.get_json(session, "/users/me", &[]).await
+    }
+
+    /// A meeting's recordings. UUIDs are always double-encoded: Zoom asks it of those with `/`.
+    async fn recordings(&self, session: &Session, uuid: &str) -> Result<Value, ProviderError> {
+        let once = utf8_percent_encode(uuid, NON_ALPHANUMERIC).to_string();
+        let twice = utf8_percent_encode(&once, NON_ALPHANUMERIC).to_string();
+        self.get_json(session, &format!("/meetings/{twice}/recordings"), &[])
+            .await
+    }
+
+    /// One page of a year's meetings: months from the cursor's down to January, until a page
+    /// has meetings to show (or the year is done).
+    async fn year_page(
+        &self,
+        session: &Session,
+        year: i16,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<super::Item>, Option<String>), ProviderError> {
+        let today = jiff::Timestamp::now()
+            .to_zoned(jiff::tz::TimeZone::UTC)
+            .date();
+        let mut at = match cursor {
+            Some(c) => YearCursor::parse(c)?,
+            None => match items::last_month(year, today) {
+                Some(month) => YearCursor { month, token: None },
+                None => return Ok((Vec::new(), None)),
+            },
+        };
+        let size = self.page_size.to_string();
+        let mut listed = Vec::new();
+        for _ in 0..MAX_CALLS_PER_PAGE {
+            let (from, to) = items::month_range(year, at.month)
+                .ok_or_else(|| ProviderError::BadRequest("Invalid cursor".into()))?;
+            let mut query = vec![("from", from.as_str()), ("to", to.as_str())];
+            query.push(("page_size", size.as_str()));
+            if let Some(t) = &at.token {
+                query.push(("next_page_token", t.as_str()));
+            }
+            let page = self
+                .get_json(session, "/users/me/recordings", &query)
+                .await?;
+            listed.extend(
+                page.get("meetings")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(items::meeting_item),
+            );
+            let token = page
+                .get("next_page_token")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty());
+            let next = match token {
+                Some(t) => Some(YearCursor {
+                    month: at.month,
+                    token: Some(t.to_owned()),
+                }),
+                None if at.month > 1 => Some(YearCursor {
+                    month: at.month - 1,
+                    token: None,
+                }),
+                None => None,
+            };
+            match next {
+                Some(n) if listed.is_empty() => at = n,
+                other => return Ok((listed, other.map(|n| n.next_page_path(year)))),
+            }
+        }
+        Ok((listed, Some(at.next_page_path(year))))
+    }
+
+    /// The storage URL (or Zoom's own answer) of a download URL. The access token goes only to
+    /// Zoom's own hosts: the configured API and token hosts, or `zoom.us` and its subdomains.
+    async fn open_download(
+        &self,
+        session: &Session,
+        raw: &str,
+        from: u64,
+    ) -> Result<reqwest::Response, ProviderError> {
+        let url = url::Url::parse(raw)
+            .ok()
+            .filter(|u| self.zoom_host(u))
+            .ok_or_else(|| ProviderError::Status {
+                status: 502,
+                message: "Zoom returned a download URL off its own hosts".into(),
+            })?;
+        let answer = self
+            .authed(session, |s| {
+                let mut req = self.api.get(url.to_string(), &s.access_token);
+                if from > 0 {
+                    req = req.header(RANGE, format!("bytes={from}-"));
+                }
+                self.api.answer(req, zoom_error)
+            })
+            .await?;
+        match answer {
+            Answer::Body(resp) => Ok(resp),
+            Answer::Moved(location) => {
+                // Zoom's storage link is pre-signed: fetched without the token, under egress rules.
+                let url = self
+                    .sources
+                    .check(&location)
+                    .map_err(|_| ProviderError::Status {
+                        status: 400,
+                        message: "URL not allowed".into(),
+                    })?;
+                let mut req = self.sources.client().get(url);
+                if from > 0 {
+                    req = req.header(RANGE, format!("bytes={from}-"));
+                }
+                req.send()
+                    .await
+                    .map_err(|e| ProviderError::Unreachable(e.to_string()))
+            }
+        }
+    }
+
+    fn zoom_host(&self, u: &url::Url) -> bool {
+        let Some(host) = u.host_str() else {
+            return false;
+        };
+        let configured = [&self.endpoints.api_url, &self.endpoints.token_url]
+            .into_iter()
+            .filter_map(|c| url::Url::parse(c).ok())
+            .any(|c| c.origin() == u.origin());
+        configured || (u.scheme() == "https" && (host == "zoom.us" || host.ends_with(".zoom.us")))
+    }
+}
+
+#[async_trait::async_trait]
+impl Provider for Zoom {
+    fn info(&self) -> &ProviderInfo {
+        &self.info
+    }
+
+    async fn exchange_code(
+        &self,
+        code: &str,
+        redirect_uri: &str,
+        _verifier: Option<&str>,
+    ) -> Result<Session, ProviderError> {
+        let answer = self
+            .token_call(&[
+                ("grant_type", "authorization_code"),
+                ("code", code),
+                ("redirect_uri", redirect_uri),
+            ])
+            .await?;
+        let mut session = Session {
+            access_token: answer.access_token,
+            refresh_token: answer.refresh_token,
+            ..Session::default()
+        };
+        let me = self.me(&session).await?;
+        session.username = me.get("email").and_then(Value::as_str).map(str::to_owned);
+        Ok(session)
+    }
+
+    async fn refresh(&self, session: &Session) -> Result<Session, ProviderError> {
+        self.rotation
+            .refresh(session, |s| async move {
+                let refresh = s.refresh_token.as_deref().ok_or(ProviderError::Auth)?;
+                let answer = self
+                    .token_call(&[("grant_type", "refresh_token"), ("refresh_token", refresh)])
+                    .await?;
+                let mut next = s.clone();
+                next.access_token = answer.access_token;
+                if let Some(rotated) = answer.refresh_token {
+                    next.refresh_token = Some(rotated);
+                }
+                Ok(next)
+            })
+            .await
+    }
+
+    async fn revoke(&self, session: &Session) -> Result<Revoked, ProviderError> {
+        // The newest tokens: the client's copy may hold ones already rotated away.
+        let current = self.rotation.latest(session);
+        let req = self
+            .api
+            .client()
+            .post(self.endpoints.revoke_url())
+            .basic_auth(&self.app.key, Some(&self.app.secret))
+            .query(&[("token", current.access_token.as_str())]);
+        let revoked = match self.api.json(req, token_error).await {
+            Ok(v) => v.get("status").and_then(Value::as_str) == Some("success"),
+            Err(_) => false,
+        };
+        self.rotation.forget(session);
+        Ok(Revoked {
+            revoked,
+            manual_url: None,
+        })
+    }
+
+    async fn list(
+        &self,
+        session: &Session,
+        _ctx: &ListCtx,
+        path: &str,
+        cursor: Option<&str>,
+    ) -> Result<ListPage, ProviderError> {
+        let folder = items::folder(path)?;
+        let (listed, next_page_path) = match folder {
+            Folder::Root => {
+                let me = self.me(session).await?;
+                let now = jiff::Timestamp::now()
+                    .to_zoned(jiff::tz::TimeZone::UTC)
+                    .year();
+                let created = me
+                    .get("created_at")
+                    .and_then(Value::as_str)
+                    .and_then(|c| c.parse::<jiff::Timestamp>().ok())
+                    .map(|t| t.to_zoned(jiff::tz::TimeZone::UTC).year())
+                    .unwrap_or(now)
+                    .min(now);
+                let username = me.get("email").and_then(Value::as_str).map(str::to_owned);
+                return Ok(ListPage {
+                    username: username.or_else(|| session.username.clone()),
+                    items: items::years(created, now),
+                    next_page_path: None,
+                });
+            }
+            Folder::Year(year) => self.year_page(session, year, cursor).await?,
+            Folder::Meeting(uuid) => {
+                let rec = self.recordings(session, uuid).await?;
+                let topic = rec.get("topic").and_then(Value::as_str).unwrap_or("Zoom");
+                let files = rec
+                    .get("recording_files")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|f| items::file_item(uuid, topic, f))
+                    .collect();
+                (files, None)
+            }
+        };
+        let username = match &session.username {
+            Some(u) => Some(u.clone()),
+            None => self
+                .me(session)
+                .await?
+                .get("email")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        };
+        Ok(ListPage {
+            username,
+            items: listed,
+            next_page_path,
+        })
+    }
+
+    async fn download(
+        &self,
+        session: &Session,
+        id: &str,
+        from: u64,
+    ) -> Result<Download, ProviderError> {
+        let (uuid, file_id) = items::file_ref(id)?;
+        let rec = self.recordings(session, uuid).await?;
+        let file = items::find_file(&rec, file_id).ok_or_else(|| ProviderError::Status {
+            status: 404,
+            message: "HTTP 404: No downloadable recording file with this id".into(),
+        })?;
+        let link = file
+            .get("download_url")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let resp = self.open_download(session, link, from).await?;
+        if !resp.status().is_success() {
+            let status = resp.status().as_u16();
+            return Err(ProviderError::Status {
+                status,
+                message: format!("HTTP {status}: Zoom did not send the recording"),
+            });
+        }
+        let (total, skip) = api::ranged(&resp, from)?;
+        let topic = rec.get("topic").and_then(Value::as_str).unwrap_or("Zoom");
+        Ok(Download {
+            size: total.or_else(|| file.get("file_size").and_then(Value::as_u64)),
+            name: items::file_item(uuid, topic, file).map(|i| i.name),
+            stream: api::byte_stream(resp),
+            skip,
+        })
+    }
+
+    async fn thumbnail(
+        &self,
+        _session: &Session,
+        _id: &str,
+    ) -> Result<(String, ByteStream), ProviderError> {
+        Err(ProviderError::BadRequest(
+            "Zoom recordings have no thumbnails".into(),
+        ))
+    }
+}
+
+/// API errors: 401 (Zoom's code 124, an invalid or expired access token) is an auth error;
+/// everything else carries Zoom's message.
+fn zoom_error(status: u16, body: &[u8]) -> ProviderError {
+    let parsed = serde_json::from_slice::<Value>(body).ok();
+    let code = parsed
+        .as_ref()
+        .and_then(|v| v.get("code"))
+        .and_then(Value::as_i64);
+    if status == 401 || code == Some(124) {
+        return ProviderError::Auth;
+    }
+    let message = parsed
+        .as_ref()
+        .and_then(|v| v.get("message"))
+        .and_then(Value::as_str)
+        .map(|m| format!("HTTP {status}: {m}"))
+        .unwrap_or_else(|| format!("HTTP {status}: Zoom refused the request"));
+    ProviderError::Status { status, message }
+}
+
+/// Token endpoint errors: a refused grant (`invalid_grant`, or Zoom's `invalid_request` with
+/// "Invalid Token!" for a spent refresh token) and 401 are auth errors.
+fn token_error(status: u16, body: &[u8]) -> ProviderError {
+    let parsed = serde_json::from_slice::<Value>(body).ok();
+    let field = |k: &str| {
+        parsed
+            .as_ref()
+            .and_then(|v| v.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let spent = field("reason").is_some_and(|r| r.contains("Invalid Token"));
+    if status == 401 || field("error").as_deref() == Some("invalid_grant") || spent {
+        return ProviderError::Auth;
+    }
+    let message = field("reason")
+        .or_else(|| field("error_description"))
+        .map(|m| format!("HTTP {status}: {m}"))
+        .unwrap_or_else(|| format!("HTTP {status}: Zoom refused the request"));
+    ProviderError::Status { status, message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zoom_errors_map_to_auth_or_zoom_messages() {
+        assert!(matches!(
+            zoom_error(401, br#"{"code":124,"message":"Invalid access token."}"#),
+            ProviderError::Auth
+        ));
+        assert_eq!(
+            zoom_error(
+                404,
+                br#"{"code":3301,"message":"This recording does not exist."}"#
+            )
+            .to_string(),
+            "HTTP 404: This recording does not exist."
+        );
+        assert!(matches!(
+            token_error(
+                400,
+                br#"{"reason":"Invalid Token!","error":"invalid_request"}"#
+            ),
+            ProviderError::Auth
+        ));
+        assert_eq!(
+            token_error(
+                400,
+                br#"{"reason":"Invalid client_id or client_secret","error":"invalid_client"}"#
+            )
+            .to_string(),
+            "HTTP 400: Invalid client_id or client_secret"
+        );
+    }
+}
