@@ -471,3 +471,37 @@ async fn a_completed_assembly_reports_all_of_its_progress_and_streams_none_unask
         json!([{"original_id": done["uploads"][0]["id"], "progress": 100.0}])
     );
 }
+
+#[tokio::test]
+async fn a_page_of_a_configured_origin_may_listen_and_resume() {
+    let dir = tempfile::tempdir().expect("dir");
+    let s = start(config(dir.path(), false)).await;
+    let id = waiting(&s.base, 1).await;
+    let url = format!("{}/assemblies/{id}/stream", s.base);
+    // An EventSource resuming sends Last-Event-ID, which a cross-origin page may have to preflight.
+    let preflight = reqwest::Client::new()
+        .request(reqwest::Method::OPTIONS, &url)
+        .header("Origin", "https://app.example")
+        .header("Access-Control-Request-Method", "GET")
+        .header("Access-Control-Request-Headers", "last-event-id")
+        .send()
+        .await
+        .expect("options");
+    let allowed = preflight.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(allowed.contains("last-event-id"), "{allowed}");
+    let res = reqwest::Client::new()
+        .get(&url)
+        .header("Origin", "https://app.example")
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(res.status(), 200);
+    assert_eq!(
+        res.headers()["access-control-allow-origin"].to_str().ok(),
+        Some("https://app.example")
+    );
+}
