@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 use common::providers::*;
 use common::ratelimit;
 use ferry_testkit::fake::dropbox::{TEAM_NS, thumbnail_of};
+use ferry_testkit::garage::Garage;
 use ferry_testkit::{random_bytes, sha256_hex};
 use serde_json::{Value, json};
 
@@ -551,4 +552,47 @@ async fn search_refuses_bad_input_before_dropbox_is_asked_and_reports_rate_limit
         body,
         json!({"message": "Dropbox is limiting requests; retrying in 120 s", "retryAfter": 120})
     );
+}
+
+#[tokio::test]
+async fn dropbox_import_into_s3_multipart_is_byte_exact() {
+    let garage = Garage::start().await;
+    let env = start_with(Opts {
+        s3: Some(common::s3::state(&garage, "dropbox/")),
+        ..Opts::default()
+    })
+    .await;
+    let data = random_bytes(6 * 1024 * 1024 + 7);
+    env.dropbox.state.add("/Big Files/big.bin", data.clone());
+    let login = login(&env, "dropbox", APP, None).await;
+    let id = {
+        let (_, page) = get(&env, "/dropbox/list/%2Fbig%20files", Some(&login.token)).await;
+        page["items"][0]["requestPath"]
+            .as_str()
+            .expect("path")
+            .to_owned()
+    };
+    let body = json!({"fileId": "x", "protocol": "s3-multipart", "size": data.len(),
+        "metadata": {"name": "big.bin", "type": "application/octet-stream"}});
+    let (status, answer) = post(
+        &env,
+        &format!("/dropbox/get/{id}"),
+        Some(&login.token),
+        body,
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    let mut ws = common::socket(&env.companion, answer["token"].as_str().expect("token")).await;
+    let (last, _) = common::finish(&mut ws).await;
+    assert_eq!(last["action"], "success", "{last}");
+    let text = last["payload"]["response"]["responseText"]
+        .as_str()
+        .expect("responseText");
+    let key = serde_json::from_str::<Value>(text).expect("json")["key"]
+        .as_str()
+        .expect("key")
+        .to_owned();
+    assert!(key.starts_with("dropbox/"), "{key}");
+    let stored = garage.get_object(&key).await.expect("object");
+    assert_eq!(sha256_hex(&stored), sha256_hex(&data));
 }

@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 
 use common::providers::*;
 use common::ratelimit;
+use ferry_testkit::garage::Garage;
 use ferry_testkit::{random_bytes, sha256_hex};
 use serde_json::{Value, json};
 
@@ -244,4 +245,48 @@ async fn logout_rate_limits_and_bad_input() {
             "manual_revoke_url": "https://account.live.com/consent/Manage"})
         )
     );
+}
+
+#[tokio::test]
+async fn onedrive_import_into_s3_multipart_is_byte_exact() {
+    let garage = Garage::start().await;
+    let env = start_with(Opts {
+        s3: Some(common::s3::state(&garage, "onedrive/")),
+        ..Opts::default()
+    })
+    .await;
+    let data = random_bytes(6 * 1024 * 1024 + 7);
+    let g = &env.ms.state;
+    let file = g.add_file(
+        &g.my_drive,
+        "root",
+        "big.bin",
+        "application/octet-stream",
+        data.clone(),
+    );
+    let login = login(&env, "onedrive", APP, None).await;
+    let id = format!("{}~{file}", g.my_drive);
+    let body = json!({"fileId": "x", "protocol": "s3-multipart", "size": data.len(),
+        "metadata": {"name": "big.bin", "type": "application/octet-stream"}});
+    let (status, answer) = post(
+        &env,
+        &format!("/onedrive/get/{id}"),
+        Some(&login.token),
+        body,
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    let mut ws = common::socket(&env.companion, answer["token"].as_str().expect("token")).await;
+    let (last, _) = common::finish(&mut ws).await;
+    assert_eq!(last["action"], "success", "{last}");
+    let text = last["payload"]["response"]["responseText"]
+        .as_str()
+        .expect("responseText");
+    let key = serde_json::from_str::<Value>(text).expect("json")["key"]
+        .as_str()
+        .expect("key")
+        .to_owned();
+    assert!(key.starts_with("onedrive/"), "{key}");
+    let stored = garage.get_object(&key).await.expect("object");
+    assert_eq!(sha256_hex(&stored), sha256_hex(&data));
 }
