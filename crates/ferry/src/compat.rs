@@ -227,4 +227,15 @@ mod tests {
         assert!(!out.iter().any(|a| a == "--secret=s"));
         assert!(!used.contains(&"COMPANION_SECRET"));
     }
+
+    #[test]
+    fn companions_google_picker_switch_enables_the_route_only_when_true() {
+        for (value, on) in [("true", true), ("false", false)] {
+            let args = ["ferry", "serve"].map(std::ffi::OsString::from).to_vec();
+            let get =
+                |k: &str| (k == "COMPANION_ENABLE_GOOGLE_PICKER_ENDPOINT").then(|| value.into());
+            let (out, _) = args_with_env(args, get);
+            assert_eq!(out.iter().any(|a| a == "--google-picker"), on, "{value}");
+        }
+    }
 }
