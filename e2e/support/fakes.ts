@@ -83,6 +83,29 @@ export interface Fixture {
     /** Found by any search; `name` is the description plus `.jpg`. */
     photos: Omit<FixtureFile, 'size'>[];
   };
+  zoom: {
+    authUrl: string;
+    tokenUrl: string;
+    apiUrl: string;
+    key: string;
+    secret: string;
+    email: string;
+    /** The year folder the meeting is in, and the meeting folder's name. */
+    year: string;
+    meeting: string;
+    /** Ids are `<meeting uuid>~<file id>`; names are what ferry lists. */
+    files: FixtureFile[];
+  };
+  facebook: {
+    authUrl: string;
+    apiUrl: string;
+    key: string;
+    secret: string;
+    email: string;
+    album: string;
+    /** Photos; names are their captions, digests of their largest rendition. */
+    files: FixtureFile[];
+  };
 }
 
 export interface RunningFakes {
@@ -218,6 +241,38 @@ export function googlePickerArgs(f: Fixture): string[] {
     f.googlePhotos.apiUrl,
     '--google-photos-content-url',
     f.googlePhotos.contentUrl,
+  ];
+}
+
+/** `ferry serve` arguments that also enable Zoom against its fake. */
+export function zoomArgs(f: Fixture): string[] {
+  const z = f.zoom;
+  return [
+    '--zoom-key',
+    z.key,
+    '--zoom-secret',
+    z.secret,
+    '--zoom-auth-url',
+    z.authUrl,
+    '--zoom-token-url',
+    z.tokenUrl,
+    '--zoom-api-url',
+    z.apiUrl,
+  ];
+}
+
+/** `ferry serve` arguments that also enable Facebook against its fake. */
+export function facebookArgs(f: Fixture): string[] {
+  const b = f.facebook;
+  return [
+    '--facebook-key',
+    b.key,
+    '--facebook-secret',
+    b.secret,
+    '--facebook-auth-url',
+    b.authUrl,
+    '--facebook-api-url',
+    b.apiUrl,
   ];
 }
 

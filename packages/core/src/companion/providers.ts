@@ -37,6 +37,9 @@ export const knownProviders: Readonly<Record<string, ProviderInfo>> = {
   // `ferry` names OneDrive's top level `root` and also lists it for ''; Companion only for ''.
   onedrive: { id: 'onedrive', name: 'OneDrive', rootFolder: '', supportsRefreshToken: true },
   unsplash: { id: 'unsplash', name: 'Unsplash', rootFolder: '', supportsRefreshToken: false, search: true },
+  zoom: { id: 'zoom', name: 'Zoom', rootFolder: '', supportsRefreshToken: true },
+  // Facebook has no refresh tokens: an expired token means signing in again.
+  facebook: { id: 'facebook', name: 'Facebook', rootFolder: '', supportsRefreshToken: false },
 };
 
 /** Asks the companion which providers it enables; none when it cannot say. */
