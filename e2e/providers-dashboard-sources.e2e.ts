@@ -5,7 +5,9 @@
  * library each show their button (from `GET /providers`), sign in through the popup, list, page
  * (scrolling loads the next page), show thumbnails, and import what was picked byte-exact into
  * `ferry`'s tus endpoint; Unsplash shows a search box (no sign-in), pages its results and imports
- * photos. Every stored file is compared by sha256 with what the fake serves.
+ * photos. Every stored file is compared by sha256 with what the fake serves. A listing the
+ * provider rate-limits (the fakes' `too-many` switch) shows as a wait counting down on the page's
+ * paused clock, then lists by itself.
  */
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -214,4 +216,27 @@ test('Unsplash: a search box without sign-in, results with attribution, the next
   const photos = u.photos.map((p) => ({ name: p.name, sha256: p.sha256 }));
   for (const p of photos) await check(p.name).check();
   await addUploadAndCompare(photos);
+});
+
+test('a rate-limited listing waits, "Waiting for Dropbox… retrying in 12 s" counting down, then lists by itself', async () => {
+  await signIn('Dropbox');
+  await expect.poll(names).toContain('Holiday');
+  // The page's clock from here on: the 12 s pass when the test says so.
+  await page.clock.install();
+  // Longer than ferry waits itself (10 s at most), so ferry answers 429 with Retry-After: 12.
+  await fakes.fault('too-many dropbox 1 12');
+  await page.getByRole('button', { name: 'Open folder Holiday' }).click();
+  const waiting = page.getByTestId('ferry-provider-waiting');
+  await expect.poll(() => waiting.textContent()).toBe('Waiting for Dropbox… retrying in 12 s');
+  const live = page.locator('.ferry-provider div.ferry-visually-hidden[aria-live="polite"]');
+  expect(await live.textContent()).toBe('Waiting for Dropbox… retrying in 12 s');
+  // A wait, not an error.
+  expect(await page.locator('.ferry-provider [role="alert"]').count()).toBe(0);
+  await page.clock.runFor(3000);
+  await expect.poll(() => waiting.textContent()).toBe('Waiting for Dropbox… retrying in 9 s');
+  expect(await live.textContent()).toBe('Waiting for Dropbox… retrying in 12 s');
+  await page.clock.runFor(9000);
+  await expect.poll(names).toEqual(['beach.jpg', 'notes.txt']);
+  expect(await waiting.count()).toBe(0);
+  expect(await live.textContent()).toBe('');
 });

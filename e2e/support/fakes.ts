@@ -111,6 +111,8 @@ export interface Fixture {
 export interface RunningFakes {
   fixture: Fixture;
   process: ChildProcess;
+  /** Sets a fault switch (`too-many dropbox 1 12`) and waits for the fakes to confirm it. */
+  fault(line: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -132,6 +134,16 @@ export async function startFakes(args: string[] = []): Promise<RunningFakes> {
   return {
     fixture,
     process: child,
+    fault(line: string) {
+      return new Promise<void>((ok, fail) => {
+        lines.once('line', (answer) => {
+          const parsed = JSON.parse(answer) as { ok?: boolean; error?: string };
+          if (parsed.ok) ok();
+          else fail(new Error(`ferry-fakes refused ${line}: ${parsed.error}`));
+        });
+        child.stdin?.write(`${line}\n`);
+      });
+    },
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise((ok) => child.once('exit', ok));

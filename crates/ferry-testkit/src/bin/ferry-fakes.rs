@@ -20,8 +20,14 @@
 //! `--paging-items N` (off by default) adds a folder "Many" of N tiny files to Dropbox, Box and
 //! OneDrive, and N photos to Unsplash, so the Dashboard specs can page through `ferry` (which asks
 //! up to 1000 items per page, 30 for Unsplash).
+//!
+//! While it runs, each line on stdin is a fault switch, acknowledged by one JSON line on stdout
+//! (`{"ok": true}` or `{"error": "..."}`): `too-many <provider> <count> <seconds>` answers that
+//! provider's next `count` API calls 429 with `Retry-After: <seconds>` (`google`, `instagram`,
+//! `box`, `onedrive`, `dropbox`, `unsplash`), so a browser spec can see a rate limit.
 
 use bytes::Bytes;
+use ferry_testkit::fake::Faults;
 use ferry_testkit::fake::r#box::FakeBox;
 use ferry_testkit::fake::dropbox::{Dropbox, FakeDropbox};
 use ferry_testkit::fake::facebook::{FacebookState, FakeFacebook};
@@ -33,7 +39,7 @@ use ferry_testkit::fake::unsplash::FakeUnsplash;
 use ferry_testkit::fake::zoom::{FakeZoom, ZoomFile, ZoomState};
 use ferry_testkit::{random_bytes, sha256_hex};
 use serde_json::{Value, json};
-use tokio::io::AsyncReadExt;
+use tokio::io::AsyncBufReadExt;
 
 fn entry(id: &str, name: &str, bytes: &[u8]) -> Value {
     json!({"id": id, "name": name, "size": bytes.len(), "sha256": sha256_hex(bytes)})
@@ -268,6 +274,31 @@ fn add_facebook(f: &FacebookState) -> Value {
     json!({"album": album, "files": files})
 }
 
+/// Applies one `too-many <provider> <count> <seconds>` line.
+fn switch(faults: &[(&str, &Faults)], line: &str) -> Result<(), String> {
+    use std::sync::atomic::Ordering;
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let [command, provider, count, seconds] = words[..] else {
+        return Err(format!(
+            "expected `too-many <provider> <count> <seconds>`, got {line:?}"
+        ));
+    };
+    if command != "too-many" {
+        return Err(format!("unknown switch {command:?}"));
+    }
+    let (_, f) = faults
+        .iter()
+        .find(|(name, _)| *name == provider)
+        .ok_or_else(|| format!("unknown provider {provider:?}"))?;
+    let count: u32 = count.parse().map_err(|_| format!("bad count {count:?}"))?;
+    let seconds: u64 = seconds
+        .parse()
+        .map_err(|_| format!("bad seconds {seconds:?}"))?;
+    f.retry_after.store(seconds, Ordering::SeqCst);
+    f.too_many.store(count, Ordering::SeqCst);
+    Ok(())
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let bench = BenchArgs::parse(std::env::args().skip(1));
@@ -425,7 +456,21 @@ async fn main() {
         },
     });
     println!("{out}");
-    // Until the parent closes stdin (or exits).
-    let mut sink = Vec::new();
-    let _ = tokio::io::stdin().read_to_end(&mut sink).await;
+    let faults: [(&str, &Faults); 6] = [
+        ("google", &google.state.faults),
+        ("instagram", &ig.state.faults),
+        ("box", &boxed.state.faults),
+        ("onedrive", &ms.state.faults),
+        ("dropbox", &dropbox.state.faults),
+        ("unsplash", &unsplash.state.faults),
+    ];
+    // Fault switches, one a line, until the parent closes stdin (or exits).
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let answer = match switch(&faults, &line) {
+            Ok(()) => json!({"ok": true}),
+            Err(e) => json!({"error": e}),
+        };
+        println!("{answer}");
+    }
 }
