@@ -17,6 +17,9 @@ pub struct ApiError {
     pub code: &'static str,
     /// What went wrong, for people.
     pub message: String,
+    /// Seconds until a refused request may succeed (rate limits): `info.retryIn` and
+    /// `Retry-After`, which the Node SDK and Uppy wait for.
+    pub retry_in: Option<u64>,
 }
 
 impl ApiError {
@@ -26,7 +29,14 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            retry_in: None,
         }
+    }
+
+    /// The same error, to be retried in `secs` seconds.
+    pub fn retry_in(mut self, secs: u64) -> Self {
+        self.retry_in = Some(secs);
+        self
     }
 
     /// A 400 with `code`.
@@ -61,11 +71,16 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({
+        let mut body = json!({
             "error": self.code,
             "message": self.message,
             "http_code": self.status.as_u16(),
         });
-        (self.status, Json(body)).into_response()
+        let Some(secs) = self.retry_in else {
+            return (self.status, Json(body)).into_response();
+        };
+        body["info"] = json!({ "retryIn": secs });
+        let retry = [(axum::http::header::RETRY_AFTER, secs.to_string())];
+        (self.status, retry, Json(body)).into_response()
     }
 }

@@ -15,6 +15,7 @@
 //! - [`live`]: update streams' channels and what they send.
 //! - [`notify`]: `notify_url` webhooks; [`tus`]: uploads arriving through the tus endpoint.
 //! - [`mime`]: file types from content; [`id`]: Assembly and file ids.
+//! - [`upkeep`]: per-client and disk caps, expiry of ended and abandoned Assemblies.
 
 pub mod api;
 pub mod assembly;
@@ -32,6 +33,7 @@ mod run;
 pub mod service;
 pub mod steps;
 pub mod tus;
+pub mod upkeep;
 
 pub use api::router;
 pub use assembly::status::Urls;
@@ -39,3 +41,5 @@ pub use auth::Credentials;
 pub use error::ApiError;
 pub use robots::engine::Engines as RobotEngines;
 pub use service::{ProcessConfig, Service};
+pub use upkeep::caps::Quotas;
+pub use upkeep::clock::Clock;

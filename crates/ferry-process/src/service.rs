@@ -43,6 +43,10 @@ pub struct ProcessConfig {
     pub cors_origins: Vec<String>,
     /// How notifications are retried.
     pub notify: crate::notify::Retry,
+    /// Per-client caps, the disk cap, retention and the upload timeout.
+    pub quotas: crate::upkeep::caps::Quotas,
+    /// The time the upkeep reads (the system's, or a manual one in tests).
+    pub clock: crate::upkeep::clock::Clock,
 }
 
 /// The processing service; cheap to clone.
@@ -61,6 +65,7 @@ pub(crate) struct Inner {
     pub notifier: crate::notify::Notifier,
     /// Wakes the update streams of a saved Assembly.
     pub live: crate::live::Live,
+    pub upkeep: crate::upkeep::Upkeep,
 }
 
 impl Service {
@@ -72,6 +77,7 @@ impl Service {
             crate::notify::Notifier::new(config.credentials.secret.clone(), config.notify)?;
         let svc = Self(Arc::new(Inner {
             workers: Arc::new(Semaphore::new(config.workers.max(1))),
+            upkeep: crate::upkeep::Upkeep::new(config.clock.clone()),
             config,
             store,
             write: tokio::sync::Mutex::new(()),
@@ -79,7 +85,14 @@ impl Service {
             notifier,
             live: crate::live::Live::default(),
         }));
-        for a in svc.0.store.all().await? {
+        let all = svc.0.store.all().await?;
+        let now = svc.0.upkeep.clock.now();
+        for a in &all {
+            svc.0.upkeep.index.observe(a, now);
+            let bytes = svc.0.store.usage(&a.id).await?;
+            svc.0.upkeep.index.measured(&a.id, bytes);
+        }
+        for a in all {
             if a.state == State::Executing {
                 let id = a.id.clone();
                 svc.update(&id, |a| {
@@ -91,6 +104,8 @@ impl Service {
                 svc.start(id);
             }
         }
+        let every = crate::upkeep::sweep::interval(&svc.0.config.quotas);
+        drop(crate::upkeep::sweep::spawn(Arc::downgrade(&svc.0), every));
         Ok(svc)
     }
 
@@ -102,6 +117,11 @@ impl Service {
     /// The update streams' channels and bounds.
     pub fn live(&self) -> &crate::live::Live {
         &self.0.live
+    }
+
+    /// Bytes all Assemblies hold on disk, as the disk cap counts them.
+    pub fn disk_bytes(&self) -> u64 {
+        self.0.upkeep.index.bytes()
     }
 
     /// Assembly `id`, if it exists.
@@ -122,13 +142,24 @@ impl Service {
         let r = f(&mut a);
         self.0.store.save(&a).await?;
         self.0.live.poke(id);
+        self.0.upkeep.index.observe(&a, self.0.upkeep.clock.now());
         Ok(Some((a, r)))
     }
 
     /// Saves a new Assembly.
     pub(crate) async fn insert(&self, a: &Assembly) -> io::Result<()> {
         let _guard = self.0.write.lock().await;
-        self.0.store.save(a).await
+        self.0.store.save(a).await?;
+        self.0.upkeep.index.observe(a, self.0.upkeep.clock.now());
+        Ok(())
+    }
+
+    /// Deletes Assembly `id`, record and files.
+    pub(crate) async fn remove(&self, id: &Id) -> io::Result<()> {
+        let _guard = self.0.write.lock().await;
+        self.0.store.remove(id).await?;
+        self.0.upkeep.index.remove(id);
+        Ok(())
     }
 
     /// Adds `file` (already stored under the Assembly's `uploads/`) to Assembly `id`, and starts
@@ -198,8 +229,15 @@ impl Service {
         Ok(Some(a))
     }
 
-    /// An Assembly reached its end: send its notification.
+    /// An Assembly reached its end: measure what it holds on disk, send its notification.
     pub(crate) fn finished(&self, a: &Assembly) {
+        let svc = self.clone();
+        let id = a.id.clone();
+        tokio::spawn(async move {
+            if let Ok(bytes) = svc.0.store.usage(&id).await {
+                svc.0.upkeep.index.measured(&id, bytes);
+            }
+        });
         if let Some(url) = a.notify_url.clone() {
             let status = crate::assembly::status::status(a, &self.0.config.urls);
             let svc = self.clone();

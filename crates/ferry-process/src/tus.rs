@@ -4,13 +4,16 @@
 //! or copies the stored file into that Assembly's `uploads/` (with `--store s3`, streams the
 //! object from the bucket: [`TusBridge::with_s3`]), and adds it as an upload with the
 //! `fieldname`, `filename` and other metadata keys (`user_meta`) Uppy and the Node SDK send.
-//! Every hook still reaches the application's receiver as before.
+//! With `--assembly-max-disk`, its pre-create refuses an upload into an Assembly that would not
+//! fit (413 `MAX_SIZE_EXCEEDED`). Every hook still reaches the application's receiver as before.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use ferry_hooks::{HookDecision, HookError, HookEvent, HookStats, HookType, Hooks, StopSignal};
+use ferry_hooks::{
+    HookDecision, HookError, HookEvent, HookReply, HookStats, HookType, Hooks, StopSignal,
+};
 use serde_json::Value;
 
 use crate::assembly::record::{FileRecord, TusUpload};
@@ -56,14 +59,25 @@ impl TusBridge {
 #[async_trait]
 impl Hooks for TusBridge {
     fn enabled(&self, hook: HookType) -> bool {
-        // post-create and post-receive feed the Assembly's byte counters while uploads arrive.
+        // post-create and post-receive feed the Assembly's byte counters while uploads arrive;
+        // pre-create refuses an upload that would pass --assembly-max-disk.
+        let disk_cap = self.service.config().quotas.max_disk.is_some();
         matches!(
             hook,
             HookType::PostCreate | HookType::PostReceive | HookType::PostFinish
-        ) || self.inner.enabled(hook)
+        ) || (hook == HookType::PreCreate && disk_cap)
+            || self.inner.enabled(hook)
     }
 
     async fn blocking(&self, event: HookEvent) -> Result<HookDecision, HookError> {
+        if event.hook == HookType::PreCreate {
+            if let Some(refusal) = self.over_disk_cap(&event) {
+                return Ok(HookDecision::Reject(refusal));
+            }
+            if !self.inner.enabled(HookType::PreCreate) {
+                return Ok(HookDecision::proceed());
+            }
+        }
         self.inner.blocking(event).await
     }
 
@@ -148,6 +162,35 @@ impl TusBridge {
                 tracing::warn!(assembly = %id, error = %e, "cannot record a tus upload's progress");
             }
         });
+    }
+
+    /// The refusal of an upload into an Assembly that would not fit under
+    /// `--assembly-max-disk` (an unknown length counts as nothing until it is declared).
+    fn over_disk_cap(&self, event: &HookEvent) -> Option<HookReply> {
+        let max = self.service.config().quotas.max_disk?;
+        let upload = event.upload();
+        upload.metadata.get("assembly_url")?;
+        let size = upload.size.unwrap_or(0);
+        let held = self.service.0.upkeep.index.bytes();
+        if held.saturating_add(size) <= max {
+            return None;
+        }
+        let e = crate::upkeep::caps::disk_full(max);
+        let body = serde_json::json!({
+            "error": e.code,
+            "message": e.message,
+            "http_code": e.status.as_u16(),
+        });
+        let mut headers = axum::http::HeaderMap::new();
+        headers.insert(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        );
+        Some(HookReply {
+            status: e.status,
+            headers,
+            body: body.to_string(),
+        })
     }
 }
 

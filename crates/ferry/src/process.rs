@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::Args;
 use ferry_companion::egress::{Egress, IpPolicy, SystemResolver};
 use ferry_hooks::Hooks;
-use ferry_process::{Credentials, ProcessConfig, RobotEngines, Service, Urls};
+use ferry_process::{Clock, Credentials, ProcessConfig, Quotas, RobotEngines, Service, Urls};
 
 /// Options of the processing service (Transloadit's Assembly API at `/assemblies`).
 #[derive(Clone, Debug, Args)]
@@ -40,6 +40,35 @@ pub struct ProcessArgs {
     /// clamd's local socket, for `/file/virusscan` (off when unset or not answering).
     #[arg(long, env = "FERRY_CLAMD_SOCKET")]
     pub clamd_socket: Option<PathBuf>,
+
+    /// Assemblies one client (Auth Key and address) may have uploading or executing at once;
+    /// more are refused with RATE_LIMIT_REACHED (0: no cap).
+    #[arg(long, env = "FERRY_ASSEMBLY_MAX_ACTIVE_PER_CLIENT", default_value_t = Quotas::DEFAULT.max_active_per_client)]
+    pub assembly_max_active_per_client: usize,
+
+    /// Assemblies one client may create per --assembly-rate-window; more are refused with
+    /// RATE_LIMIT_REACHED and the seconds to wait (0: no cap).
+    #[arg(long, env = "FERRY_ASSEMBLY_MAX_PER_CLIENT", default_value_t = Quotas::DEFAULT.max_per_window)]
+    pub assembly_max_per_client: u32,
+
+    /// Seconds of the window of --assembly-max-per-client.
+    #[arg(long, env = "FERRY_ASSEMBLY_RATE_WINDOW", default_value_t = Quotas::DEFAULT.window.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub assembly_rate_window: u64,
+
+    /// Bytes all Assemblies together may hold on disk (uploads and results); past it new
+    /// Assemblies and uploads are refused until expired ones are deleted (no cap when unset).
+    #[arg(long, env = "FERRY_ASSEMBLY_MAX_DISK")]
+    pub assembly_max_disk: Option<u64>,
+
+    /// Seconds an ended Assembly and its files are kept; then they are deleted and its status
+    /// answers ASSEMBLY_EXPIRED.
+    #[arg(long, env = "FERRY_ASSEMBLY_RETENTION", default_value_t = Quotas::DEFAULT.retention.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub assembly_retention: u64,
+
+    /// Seconds an Assembly may wait for its uploads with none arriving; then it fails with
+    /// ASSEMBLY_EXPIRED and what it received is deleted.
+    #[arg(long, env = "FERRY_ASSEMBLY_UPLOAD_TIMEOUT", default_value_t = Quotas::DEFAULT.upload_timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub assembly_upload_timeout: u64,
 }
 
 impl Default for ProcessArgs {
@@ -51,6 +80,12 @@ impl Default for ProcessArgs {
             assembly_workers: 2,
             assembly_step_timeout: 3600,
             clamd_socket: None,
+            assembly_max_active_per_client: Quotas::DEFAULT.max_active_per_client,
+            assembly_max_per_client: Quotas::DEFAULT.max_per_window,
+            assembly_rate_window: Quotas::DEFAULT.window.as_secs(),
+            assembly_max_disk: None,
+            assembly_retention: Quotas::DEFAULT.retention.as_secs(),
+            assembly_upload_timeout: Quotas::DEFAULT.upload_timeout.as_secs(),
         }
     }
 }
@@ -107,8 +142,24 @@ impl ProcessArgs {
             egress: Some(Arc::new(egress)),
             cors_origins: config.companion.cors_origins.clone(),
             notify: ferry_process::notify::Retry::default(),
+            quotas: Quotas {
+                max_active_per_client: self.assembly_max_active_per_client,
+                max_per_window: self.assembly_max_per_client,
+                window: Duration::from_secs(self.assembly_rate_window),
+                max_disk: self.assembly_max_disk,
+                retention: Duration::from_secs(self.assembly_retention),
+                upload_timeout: Duration::from_secs(self.assembly_upload_timeout),
+                // Callers are told apart as the tus endpoint tells them apart.
+                trusted_proxies: config.tus.trusted_proxies.clone(),
+            },
+            clock: Clock::system(),
         })
         .await?;
+        if self.assembly_secret.is_none() && self.assembly_max_disk.is_none() {
+            tracing::warn!(
+                "the Assembly API runs without --assembly-secret or --assembly-max-disk: anyone with the key can create Assemblies until the per-client caps; set a secret or a disk cap"
+            );
+        }
         Ok(Some(service))
     }
 }

@@ -21,6 +21,8 @@ use crate::id::Id;
 use crate::limits::{MAX_FIELDS, MAX_FIELDS_BYTES, MAX_FILES, MAX_PARAMS_BYTES, parse_params};
 use crate::service::Service;
 use crate::steps::{self, Step};
+use crate::upkeep::caps::{self, Caller};
+use crate::upkeep::index::Receiving;
 
 /// How long a form may go without delivering anything.
 const IDLE: Duration = Duration::from_secs(30);
@@ -28,20 +30,22 @@ const IDLE: Duration = Duration::from_secs(30);
 /// `POST /assemblies`: the server picks the id.
 pub async fn create_new(
     State(svc): State<Service>,
+    caller: Caller,
     form: Result<Multipart, MultipartRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    create(svc, Id::random(), form).await
+    create(svc, Id::random(), caller, form).await
 }
 
 /// `POST /assemblies/{id}`: the client picks the id (32 hex digits), as the Node SDK does.
 pub async fn create_with_id(
     State(svc): State<Service>,
+    caller: Caller,
     Path(id): Path<String>,
     form: Result<Multipart, MultipartRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let id = Id::parse(&id)
         .ok_or_else(|| ApiError::bad("INVALID_FORM_DATA", "An Assembly id is 32 hex digits."))?;
-    create(svc, id, form).await
+    create(svc, id, caller, form).await
 }
 
 fn form_error(why: impl std::fmt::Display) -> ApiError {
@@ -52,8 +56,8 @@ fn form_error(why: impl std::fmt::Display) -> ApiError {
 }
 
 /// What the form said before its files.
-#[derive(Default)]
 struct Form {
+    caller: Caller,
     params: Option<String>,
     signature: Option<String>,
     expected: Option<u64>,
@@ -64,10 +68,20 @@ struct Form {
 async fn create(
     svc: Service,
     id: Id,
+    caller: Caller,
     form: Result<Multipart, MultipartRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let mut form_data = form.map_err(|e| form_error(e.body_text()))?;
-    let mut form = Form::default();
+    let mut form = Form {
+        caller,
+        params: None,
+        signature: None,
+        expected: None,
+        fields: Map::new(),
+        fields_bytes: 0,
+    };
+    // Not expired while its form arrives; its bytes count against the disk cap meanwhile.
+    let mut receiving = svc.0.upkeep.index.receiving(&id);
     let mut assembly: Option<Assembly> = None;
     loop {
         let next = tokio::time::timeout(IDLE, form_data.next_field()).await;
@@ -96,7 +110,7 @@ async fn create(
                 )
                 .await);
             }
-            match store_file(&svc, &id, field).await {
+            match store_file(&svc, &id, field, &mut receiving).await {
                 Ok(file) => {
                     a.bytes_received += file.size;
                     a.bytes_expected += file.size;
@@ -189,6 +203,8 @@ async fn open(svc: &Service, id: &Id, form: &Form) -> Result<Assembly, ApiError>
         jiff::Timestamp::now(),
     )?;
     let steps = instructions(svc, &params).await?;
+    let client = form.caller.client(&svc.config().credentials.key);
+    caps::admit(svc, &client)?;
     let mut fields = match params.get("fields") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(f)) => f.clone(),
@@ -230,13 +246,14 @@ async fn open(svc: &Service, id: &Id, form: &Form) -> Result<Assembly, ApiError>
             ApiError::internal("ASSEMBLY_COULD_NOT_BE_CREATED", e)
         }
     })?;
-    let a = Assembly::new(
+    let mut a = Assembly::new(
         id.clone(),
         params,
         steps,
         fields,
         form.expected.unwrap_or(0),
     );
+    a.client = Some(client);
     svc.insert(&a)
         .await
         .map_err(|e| ApiError::internal("ASSEMBLY_COULD_NOT_BE_CREATED", e))?;
@@ -301,7 +318,12 @@ async fn read_text(mut field: Field<'_>, cap: usize) -> Result<String, ApiError>
 }
 
 /// Streams one file part to `uploads/{file_id}`.
-async fn store_file(svc: &Service, id: &Id, mut field: Field<'_>) -> Result<FileRecord, ApiError> {
+async fn store_file(
+    svc: &Service,
+    id: &Id,
+    mut field: Field<'_>,
+    receiving: &mut Receiving,
+) -> Result<FileRecord, ApiError> {
     let file_id = Id::random();
     let name = field
         .file_name()
@@ -330,6 +352,12 @@ async fn store_file(svc: &Service, id: &Id, mut field: Field<'_>) -> Result<File
                 "MAX_SIZE_EXCEEDED",
                 format!("A file is larger than {max} bytes."),
             ));
+        }
+        let max_disk = svc.config().quotas.max_disk;
+        if !receiving.grow(chunk.len() as u64, max_disk) {
+            drop(out);
+            let _ = tokio::fs::remove_file(&path).await;
+            return Err(caps::disk_full(max_disk.unwrap_or_default()));
         }
         if head.len() < 16 {
             head.extend_from_slice(&chunk[..chunk.len().min(16 - head.len())]);

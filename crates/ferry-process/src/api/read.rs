@@ -1,7 +1,8 @@
 //! Reading and canceling: `GET /assemblies/{id}` answers the Assembly Status (status URLs are
 //! capabilities, as Transloadit's: whoever knows the id may read it; the Node SDK's signed query
 //! is accepted and not needed), `DELETE` cancels (Uppy sends no body or signature; the SDK's
-//! signed body is ignored), and `GET .../files/{file_id}` serves a file's bytes.
+//! signed body is ignored), and `GET .../files/{file_id}` serves a file's bytes. An Assembly
+//! past its retention answers `ASSEMBLY_EXPIRED` ([`crate::upkeep::sweep`]).
 
 use axum::Json;
 use axum::body::Body;
@@ -30,6 +31,7 @@ pub async fn status(
         .await
         .map_err(|e| ApiError::internal("ASSEMBLY_STATUS_FETCHING_ERROR", e))?
         .ok_or_else(ApiError::not_found)?;
+    let a = crate::upkeep::sweep::live(a)?;
     Ok(Json(status_json(&a, &svc.config().urls)))
 }
 
@@ -44,6 +46,7 @@ pub async fn cancel(
         .await
         .map_err(|e| ApiError::internal("ASSEMBLY_STATUS_FETCHING_ERROR", e))?
         .ok_or_else(ApiError::not_found)?;
+    let a = crate::upkeep::sweep::live(a)?;
     Ok(Json(status_json(&a, &svc.config().urls)))
 }
 

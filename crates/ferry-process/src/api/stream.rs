@@ -40,6 +40,7 @@ pub async fn stream(
         .await
         .map_err(|e| ApiError::internal("ASSEMBLY_STATUS_FETCHING_ERROR", e))?
         .ok_or_else(ApiError::not_found)?;
+    let a = crate::upkeep::sweep::live(a)?;
     let cursor = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())

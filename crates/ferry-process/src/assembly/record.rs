@@ -240,6 +240,13 @@ pub struct Assembly {
     /// The tus uploads that named this Assembly, as they started and progressed.
     #[serde(default)]
     pub tus_uploads: Vec<TusUpload>,
+    /// The client that created it (`key@address`), for the per-client caps; never shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// When its files were deleted after the retention (RFC 3339); its status then answers
+    /// `ASSEMBLY_EXPIRED`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expired: Option<String>,
 }
 
 impl Assembly {
@@ -287,6 +294,8 @@ impl Assembly {
             upload_meta_data_extracted: false,
             execution_progress: None,
             tus_uploads: Vec::new(),
+            client: None,
+            expired: None,
         }
     }
 

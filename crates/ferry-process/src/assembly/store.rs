@@ -82,6 +82,50 @@ impl Store {
         Ok(out)
     }
 
+    /// Deletes Assembly `id`'s files (its `uploads/` and `results/`, emptied), keeping its
+    /// record. Missing directories are no error.
+    pub async fn clear_files(&self, id: &Id) -> io::Result<()> {
+        for sub in ["uploads", "results"] {
+            let path = self.dir(id).join(sub);
+            match tokio::fs::remove_dir_all(&path).await {
+                Ok(()) => tokio::fs::create_dir(&path).await?,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes Assembly `id` whole: record and files.
+    pub async fn remove(&self, id: &Id) -> io::Result<()> {
+        match tokio::fs::remove_dir_all(self.dir(id)).await {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Bytes in Assembly `id`'s directory (its files and record), symlinks not followed.
+    pub async fn usage(&self, id: &Id) -> io::Result<u64> {
+        let mut total = 0u64;
+        let mut dirs = vec![self.dir(id)];
+        while let Some(dir) = dirs.pop() {
+            let mut entries = match tokio::fs::read_dir(&dir).await {
+                Ok(e) => e,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            while let Some(entry) = entries.next_entry().await? {
+                let meta = tokio::fs::symlink_metadata(entry.path()).await?;
+                if meta.is_dir() {
+                    dirs.push(entry.path());
+                } else {
+                    total = total.saturating_add(meta.len());
+                }
+            }
+        }
+        Ok(total)
+    }
+
     /// The absolute path of `relative` (a record's file path) inside Assembly `id`, if it stays
     /// inside (records are ours, but a path is checked before it is opened all the same).
     pub fn file_path(&self, id: &Id, relative: &str) -> Option<PathBuf> {
@@ -145,6 +189,29 @@ mod tests {
             "auth is not kept"
         );
         assert_eq!(store.all().await.map(|v| v.len()).unwrap_or(0), 1);
+        let upload = store.dir(&id).join("uploads").join("f");
+        tokio::fs::write(&upload, b"12345")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let record = tokio::fs::metadata(store.dir(&id).join("assembly.json"))
+            .await
+            .map(|m| m.len())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(store.usage(&id).await.ok(), Some(record + 5));
+        store
+            .clear_files(&id)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!upload.exists(), "files are deleted");
+        assert!(
+            store.dir(&id).join("uploads").is_dir(),
+            "the directory stays"
+        );
+        assert_eq!(store.usage(&id).await.ok(), Some(record));
+        store.remove(&id).await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(store.load(&id).await.ok().flatten().is_none());
+        assert_eq!(store.usage(&id).await.ok(), Some(0));
+        store.remove(&id).await.unwrap_or_else(|e| panic!("{e}"));
         assert!(store.file_path(&id, "../x").is_none());
         assert!(store.file_path(&id, "/etc/passwd").is_none());
     }

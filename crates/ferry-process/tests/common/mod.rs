@@ -64,6 +64,8 @@ pub fn config(dir: &Path, public_only: bool) -> ProcessConfig {
             first_wait: Duration::from_millis(10),
             timeout: Duration::from_secs(5),
         },
+        quotas: ferry_process::Quotas::default(),
+        clock: ferry_process::Clock::system(),
     }
 }
 
@@ -78,6 +80,29 @@ pub async fn start(mut config: ProcessConfig) -> Running {
     };
     let service = Service::open(config).await.expect("open");
     let app = ferry_process::router(service.clone());
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app).await.expect("serve");
+    });
+    Running {
+        base,
+        service,
+        task,
+    }
+}
+
+/// Serves `config` on a free port with each request's peer address known, as the binary does
+/// (the per-client caps read it).
+pub async fn start_with_peers(mut config: ProcessConfig) -> Running {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let base = format!("http://{addr}");
+    config.urls = Urls {
+        base: base.clone(),
+        tus: format!("{base}/files/"),
+    };
+    let service = Service::open(config).await.expect("open");
+    let app =
+        ferry_process::router(service.clone()).into_make_service_with_connect_info::<SocketAddr>();
     let task = tokio::spawn(async move {
         axum::serve(listener, app).await.expect("serve");
     });
