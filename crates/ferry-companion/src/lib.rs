@@ -71,6 +71,7 @@ pub fn routes(state: AppState) -> Router {
         .merge(providers::search::router())
         .merge(providers::find::router())
         .merge(providers::google_picker::routes::router())
+        .merge(providers::simple_auth::router())
         .merge(oauth::routes::router());
     // Without a provider no login can end, so nobody gets to hold a socket waiting for one.
     let app = if state.config().providers.any_enabled() {

@@ -177,6 +177,7 @@ pub struct RefreshedToken {
         crate::providers::routes::logout,
         crate::providers::routes::refresh_token,
         crate::providers::routes::thumbnail,
+        crate::providers::simple_auth::simple_auth,
         crate::providers::search::list,
         crate::providers::find::search_files,
         crate::providers::search::get_file,

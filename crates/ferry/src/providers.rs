@@ -7,7 +7,7 @@ use ferry_companion::providers::ProvidersConfig;
 use ferry_companion::providers::config::{Endpoints, OAuthApp};
 
 /// Options of the cloud providers (Google Drive, Instagram, Box, Unsplash, Dropbox, OneDrive,
-/// Zoom, Facebook).
+/// Zoom, Facebook, WebDAV).
 #[derive(Clone, Default, Args)]
 pub struct ProviderArgs {
     /// Google OAuth client id: with --google-secret (and --secret) enables Google Drive
@@ -254,6 +254,13 @@ pub struct ProviderArgs {
         default_value = "https://graph.facebook.com"
     )]
     pub facebook_api_url: String,
+
+    /// Enables WebDAV (`webdav`): people type a server URL (Nextcloud, ownCloud, any RFC 4918
+    /// server; a public share link, or `https://user:app-password@host/...`). No app to
+    /// register; --secret seals the credentials. The URL is held to the link-import address
+    /// rules (--allow-local-urls to reach private addresses).
+    #[arg(long, env = "FERRY_WEBDAV")]
+    pub webdav: bool,
 }
 
 impl std::fmt::Debug for ProviderArgs {
@@ -302,6 +309,7 @@ impl std::fmt::Debug for ProviderArgs {
                 "facebook_secret",
                 &self.facebook_secret.as_ref().map(|_| "<redacted>"),
             )
+            .field("webdav", &self.webdav)
             .finish_non_exhaustive()
     }
 }
@@ -429,6 +437,14 @@ impl ProviderArgs {
                 Endpoints::new("", "", &self.unsplash_api_url),
             );
         }
+        // WebDAV has no app: the switch alone enables it.
+        if self.webdav {
+            let app = OAuthApp {
+                key: String::new(),
+                secret: String::new(),
+            };
+            config.enable("webdav", app, Endpoints::default());
+        }
         Ok(config)
     }
 }
@@ -524,6 +540,20 @@ mod tests {
         let unsplash = config.setup("unsplash").expect("unsplash enabled");
         assert_eq!(unsplash.app.key, "access");
         assert_eq!(unsplash.endpoints.api_url, "https://api.unsplash.com");
+    }
+
+    #[test]
+    fn webdav_is_enabled_by_its_switch_alone() {
+        let off = Cli::parse_from(["x"])
+            .providers
+            .to_config(None)
+            .expect("valid");
+        assert!(off.setup("webdav").is_none());
+        let on = Cli::parse_from(["x", "--webdav"])
+            .providers
+            .to_config(None)
+            .expect("valid");
+        assert!(on.setup("webdav").is_some());
     }
 
     #[test]

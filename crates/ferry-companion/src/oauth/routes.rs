@@ -32,7 +32,13 @@ pub(super) fn provider(state: &AppState, p: &str) -> Result<Arc<dyn Provider>, C
         .get(p)
         .ok_or_else(|| CompanionError::NotFound("Unknown provider".into()))
         .and_then(|provider| {
-            if provider.needs_sign_in() {
+            if provider.has_simple_auth() {
+                Err(CompanionError::BadRequest(format!(
+                    "{} signs in with a form (POST /{}/simple-auth), not OAuth",
+                    provider.info().name,
+                    provider.info().id
+                )))
+            } else if provider.needs_sign_in() {
                 Ok(provider)
             } else {
                 Err(CompanionError::BadRequest(format!(

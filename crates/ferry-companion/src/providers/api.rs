@@ -42,6 +42,11 @@ impl Api {
         &self.client
     }
 
+    /// How rate limits are waited out (WebDAV's own client, on the egress client, follows them).
+    pub fn limits(&self) -> &RateLimits {
+        &self.limits
+    }
+
     /// A GET of `url` with the access token as a bearer credential.
     pub fn get(&self, url: String, access_token: &str) -> reqwest::RequestBuilder {
         self.client.get(url).bearer_auth(access_token)

@@ -18,9 +18,10 @@
 //! - [`ratelimit`]: what a rate limit is, the wait it asks (`Retry-After`), the caps.
 //! - [`oauth2`]: the OAuth2 authorization-code and refresh-token forms.
 //! - [`drive`], [`instagram`], [`r#box`], [`unsplash`], [`dropbox`], [`onedrive`], [`zoom`],
-//!   [`facebook`]: the providers.
+//!   [`facebook`], [`webdav`]: the providers.
 //! - [`google_picker`]: Google Drive Picker and Photos Picker imports (`/google-picker/get`),
 //!   no sign-in here: the page's own token downloads what was picked.
+//! - [`simple_auth`]: `POST /{p}/simple-auth`, sign-in with a form (WebDAV).
 //! - [`rotation`]: one refresh at a time per session, and the newest tokens of a rotated one.
 //! - [`search`]: search providers' routes and answers (`/search/{p}/list`, `/search/{p}/get`).
 //! - [`find`]: search inside a signed-in account (`/{p}/search`, Dropbox).
@@ -45,8 +46,10 @@ pub mod rotation;
 pub mod routes;
 pub mod search;
 pub mod session;
+pub mod simple_auth;
 pub mod source;
 pub mod unsplash;
+pub mod webdav;
 pub mod zoom;
 
 use std::collections::BTreeMap;
@@ -277,6 +280,19 @@ pub trait Provider: Send + Sync + std::fmt::Debug {
         ))
     }
 
+    /// Whether people sign in with a form ([`Provider::simple_auth`], Companion's "simple
+    /// auth": WebDAV's server URL) instead of OAuth; the OAuth routes refuse such a provider.
+    fn has_simple_auth(&self) -> bool {
+        false
+    }
+
+    /// The session for a sign-in form (`form` of `POST /{p}/simple-auth`).
+    async fn simple_auth(&self, _form: &Value) -> Result<Session, ProviderError> {
+        Err(ProviderError::BadRequest(
+            "This provider signs in through OAuth".into(),
+        ))
+    }
+
     /// The provider's standard OAuth2 token endpoint, which the default [`exchange_code`] and
     /// [`refresh`] use. `None` (the default): the provider overrides both.
     ///
@@ -390,6 +406,7 @@ const REGISTRY: &[(&str, Build)] = &[
     ("onedrive", |s, d| Arc::new(onedrive::OneDrive::new(s, d))),
     ("zoom", |s, d| Arc::new(zoom::Zoom::new(s, d))),
     ("facebook", |s, d| Arc::new(facebook::Facebook::new(s, d))),
+    ("webdav", |s, d| Arc::new(webdav::WebDav::new(s, d))),
 ];
 
 /// The enabled providers, by id.
@@ -475,7 +492,7 @@ mod tests {
         };
         assert!(
             err.to_string().contains(
-                "unknown provider \"dropbx\" (known: drive, instagram, box, unsplash, dropbox, onedrive, zoom, facebook)"
+                "unknown provider \"dropbx\" (known: drive, instagram, box, unsplash, dropbox, onedrive, zoom, facebook, webdav)"
             ),
             "{err}"
         );

@@ -351,6 +351,10 @@ pub(crate) async fn enabled(State(state): State<AppState>) -> Json<Value> {
             if !p.needs_sign_in() {
                 entry["search"] = json!(true);
             }
+            // A form sign-in (WebDAV) is not the OAuth popup a widget may only know.
+            if p.has_simple_auth() {
+                entry["simpleAuth"] = json!(true);
+            }
             entry
         })
         .collect();

@@ -9,6 +9,8 @@
 //! The Google Photos Picker API (sharing the fake Google's tokens) is printed under
 //! `googlePhotos` with a photo and a video every session picks, and `google.pickerToken` is an
 //! access token as Google Identity Services hands one to a picker page.
+//! The fake WebDAV server (a Nextcloud-like user collection, its folder `Holiday` shared by
+//! link) is printed under `webdav`.
 //! The e2e specs start the fakes through this binary, so the fixture exists once.
 //!
 //! `bench/providers/` adds a larger Drive fixture with flags (all optional, off by default):
@@ -36,6 +38,7 @@ use ferry_testkit::fake::google_photos::FakePhotos;
 use ferry_testkit::fake::instagram::FakeInstagram;
 use ferry_testkit::fake::onedrive::FakeOneDrive;
 use ferry_testkit::fake::unsplash::FakeUnsplash;
+use ferry_testkit::fake::webdav::{FakeWebDav, WebDav};
 use ferry_testkit::fake::zoom::{FakeZoom, ZoomFile, ZoomState};
 use ferry_testkit::{random_bytes, sha256_hex};
 use serde_json::{Value, json};
@@ -299,6 +302,34 @@ fn switch(faults: &[(&str, &Faults)], line: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The WebDAV fixture: a folder of files (shared by link) and one at the root; ids are
+/// Companion's (`encodeURIComponent` of the path).
+fn add_webdav(w: &WebDav) -> Value {
+    let mut files = Vec::new();
+    for (path, id, mime, len) in [
+        (
+            "/Holiday/beach day.jpg",
+            "%2FHoliday%2Fbeach%20day.jpg",
+            "image/jpeg",
+            180_000,
+        ),
+        (
+            "/Holiday/notes.txt",
+            "%2FHoliday%2Fnotes.txt",
+            "text/plain",
+            2_500,
+        ),
+        ("/report.pdf", "%2Freport.pdf", "application/pdf", 500_000),
+    ] {
+        let bytes = random_bytes(len);
+        w.add_file(path, mime, bytes.clone());
+        let name = path.rsplit('/').next().unwrap_or(path);
+        files.push(entry(id, name, &bytes));
+    }
+    w.share("/Holiday");
+    json!(files)
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let bench = BenchArgs::parse(std::env::args().skip(1));
@@ -311,6 +342,7 @@ async fn main() {
     let dropbox = FakeDropbox::start("dropbox-client", "dropbox-secret").await;
     let zoom = FakeZoom::start("zoom-client", "zoom-secret").await;
     let facebook = FakeFacebook::start("facebook-client", "facebook-secret").await;
+    let webdav = FakeWebDav::start("alice", "app-password").await;
     google
         .state
         .oauth
@@ -409,6 +441,7 @@ async fn main() {
     .collect();
     let zoom_fixture = add_zoom(&zoom.state);
     let facebook_fixture = add_facebook(&facebook.state);
+    let webdav_files = add_webdav(&webdav.state);
 
     let out = json!({
         "google": {
@@ -453,6 +486,11 @@ async fn main() {
             "authUrl": facebook.auth_url(), "apiUrl": facebook.api_url(),
             "key": "facebook-client", "secret": "facebook-secret", "email": facebook.state.email,
             "album": facebook_fixture["album"], "files": facebook_fixture["files"],
+        },
+        "webdav": {
+            "url": webdav.user_url(), "user": "alice", "password": "app-password",
+            "urlWithPassword": webdav.user_url_with("alice", "app-password"),
+            "shareUrl": webdav.share_url(), "files": webdav_files,
         },
     });
     println!("{out}");

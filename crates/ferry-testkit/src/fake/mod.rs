@@ -15,7 +15,8 @@
 //! [`instagram`]: [`instagram::FakeInstagram`]; [`r#box`]: [`r#box::FakeBox`];
 //! [`onedrive`]: [`onedrive::FakeOneDrive`]; [`unsplash`]: [`unsplash::FakeUnsplash`];
 //! [`dropbox`]: [`dropbox::FakeDropbox`]; [`zoom`]: [`zoom::FakeZoom`];
-//! [`facebook`]: [`facebook::FakeFacebook`].
+//! [`facebook`]: [`facebook::FakeFacebook`]; [`webdav`]: [`webdav::FakeWebDav`] (a
+//! Nextcloud-like WebDAV server).
 
 pub mod r#box;
 pub mod dropbox;
@@ -26,6 +27,7 @@ pub mod instagram;
 pub mod oauth;
 pub mod onedrive;
 pub mod unsplash;
+pub mod webdav;
 pub mod zoom;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};

@@ -1,8 +1,9 @@
 /**
  * `enabledProviders`: what `GET /providers` enables, as the widget shows it, search providers
- * (Unsplash, marked `search: true`) included as such, Google's pickers (`picker: true`) left out
- * since the widget has no picker view; `knownProviders`: the ids, names and roots a page can name
- * without asking (a stock Companion has no `GET /providers`).
+ * (Unsplash, marked `search: true`) included as such, Google's pickers (`picker: true`) and form
+ * sign-in providers (WebDAV, `simpleAuth: true`) left out since the widget has no picker or
+ * URL-form view; `knownProviders`: the ids, names and roots a page can name without asking (a
+ * stock Companion has no `GET /providers`).
  */
 
 import { describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ import { enabledProviders, knownProviders } from './providers.ts';
 const answer = (body: unknown) => async () => new Response(JSON.stringify(body), { status: 200 });
 
 describe('enabledProviders', () => {
-  it('lists sign-in providers and search providers, marked as such, and leaves pickers out', async () => {
+  it('lists sign-in providers and search providers, marked as such, and leaves pickers and form sign-in out', async () => {
     const fetchImpl = answer({
       providers: [
         { id: 'drive', name: 'Google Drive', rootFolder: 'root', supportsRefreshToken: true },
@@ -19,6 +20,7 @@ describe('enabledProviders', () => {
         { id: 'google-drive-picker', name: 'Google Drive Picker', picker: true },
         { id: 'google-photos-picker', name: 'Google Photos Picker', picker: true },
         { id: 'box' },
+        { id: 'webdav', name: 'WebDAV', rootFolder: '', supportsRefreshToken: false, simpleAuth: true },
       ],
     });
     expect(await enabledProviders('https://ferry.example', fetchImpl)).toEqual([

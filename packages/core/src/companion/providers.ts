@@ -47,11 +47,14 @@ export async function enabledProviders(companionUrl: string, fetchImpl: FetchLik
   try {
     const res = await fetchImpl(`${base(companionUrl)}/providers`, { headers: { accept: 'application/json' } });
     if (!res.ok) return [];
-    const body = (await res.json()) as { providers?: (Partial<ProviderInfo> & { picker?: boolean })[] };
+    const body = (await res.json()) as {
+      providers?: (Partial<ProviderInfo> & { picker?: boolean; simpleAuth?: boolean })[];
+    };
     if (!Array.isArray(body.providers)) return [];
-    // Google's pickers have no sign-in here: the widget has no view for them yet.
+    // Google's pickers have no sign-in here, and form sign-in providers (WebDAV) need a URL form:
+    // the widget has no view for them yet.
     return body.providers
-      .filter((p) => p?.picker !== true)
+      .filter((p) => p?.picker !== true && p?.simpleAuth !== true)
       .filter((p): p is Partial<ProviderInfo> & { id: string } => typeof p?.id === 'string' && p.id !== '')
       .map((p) => {
         const known = knownProviders[p.id];
