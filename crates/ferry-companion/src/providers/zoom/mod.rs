@@ -11,6 +11,7 @@
 //! session ([`Rotation`]), so a client holding its original token keeps working. The token
 //! endpoint takes the app's credentials as HTTP Basic (Zoom's documented form), not in the body.
 
+mod errors;
 mod items;
 
 use std::future::Future;
@@ -30,6 +31,7 @@ use super::{
 use crate::egress::Egress;
 use crate::transfer::source::ByteStream;
 
+use errors::{token_error, zoom_error};
 use items::{Folder, YearCursor};
 
 /// Zoom's refresh tokens last 90 days: the Uppy auth token and the rotation ledger as long.
@@ -435,83 +437,5 @@ impl Provider for Zoom {
         Err(ProviderError::BadRequest(
             "Zoom recordings have no thumbnails".into(),
         ))
-    }
-}
-
-/// API errors: 401 (Zoom's code 124, an invalid or expired access token) is an auth error;
-/// everything else carries Zoom's message.
-fn zoom_error(status: u16, body: &[u8]) -> ProviderError {
-    let parsed = serde_json::from_slice::<Value>(body).ok();
-    let code = parsed
-        .as_ref()
-        .and_then(|v| v.get("code"))
-        .and_then(Value::as_i64);
-    if status == 401 || code == Some(124) {
-        return ProviderError::Auth;
-    }
-    let message = parsed
-        .as_ref()
-        .and_then(|v| v.get("message"))
-        .and_then(Value::as_str)
-        .map(|m| format!("HTTP {status}: {m}"))
-        .unwrap_or_else(|| format!("HTTP {status}: Zoom refused the request"));
-    ProviderError::Status { status, message }
-}
-
-/// Token endpoint errors: a refused grant (`invalid_grant`, or Zoom's `invalid_request` with
-/// "Invalid Token!" for a spent refresh token) and 401 are auth errors.
-fn token_error(status: u16, body: &[u8]) -> ProviderError {
-    let parsed = serde_json::from_slice::<Value>(body).ok();
-    let field = |k: &str| {
-        parsed
-            .as_ref()
-            .and_then(|v| v.get(k))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    let spent = field("reason").is_some_and(|r| r.contains("Invalid Token"));
-    if status == 401 || field("error").as_deref() == Some("invalid_grant") || spent {
-        return ProviderError::Auth;
-    }
-    let message = field("reason")
-        .or_else(|| field("error_description"))
-        .map(|m| format!("HTTP {status}: {m}"))
-        .unwrap_or_else(|| format!("HTTP {status}: Zoom refused the request"));
-    ProviderError::Status { status, message }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn zoom_errors_map_to_auth_or_zoom_messages() {
-        assert!(matches!(
-            zoom_error(401, br#"{"code":124,"message":"Invalid access token."}"#),
-            ProviderError::Auth
-        ));
-        assert_eq!(
-            zoom_error(
-                404,
-                br#"{"code":3301,"message":"This recording does not exist."}"#
-            )
-            .to_string(),
-            "HTTP 404: This recording does not exist."
-        );
-        assert!(matches!(
-            token_error(
-                400,
-                br#"{"reason":"Invalid Token!","error":"invalid_request"}"#
-            ),
-            ProviderError::Auth
-        ));
-        assert_eq!(
-            token_error(
-                400,
-                br#"{"reason":"Invalid client_id or client_secret","error":"invalid_client"}"#
-            )
-            .to_string(),
-            "HTTP 400: Invalid client_id or client_secret"
-        );
     }
 }
