@@ -13,11 +13,12 @@
 //! link) is printed under `webdav`.
 //! The e2e specs start the fakes through this binary, so the fixture exists once.
 //!
-//! `bench/providers/` adds a larger Drive fixture with flags (all optional, off by default):
-//! `--folder-items N` (a folder "Bench big" of N tiny files, for listing),
-//! `--small-files N` and `--small-size BYTES` (a folder "Bench small" of N random files), and
-//! `--large-size BYTES` (one random file `bench-large.bin` at the root); its ids and digests are
-//! printed under `google.bench`.
+//! `bench/providers/` adds a larger fixture to Google Drive, Dropbox, Box and OneDrive with flags
+//! (all optional, off by default): `--folder-items N` (a folder "Bench big" of N tiny files, for
+//! listing), `--small-files N` and `--small-size BYTES` (a folder "Bench small" of N random
+//! files), and `--large-size BYTES` (one random file `bench-large.bin` at the root); the same
+//! bytes in every fake (`ferry_testkit::fake::bench`), ids and digests printed under
+//! `google.bench`, `dropbox.bench`, `box.bench` and `onedrive.bench`.
 //!
 //! `--paging-items N` (off by default) adds a folder "Many" of N tiny files to Dropbox, Box and
 //! OneDrive, and N photos to Unsplash, so the Dashboard specs can page through `ferry` (which asks
@@ -30,6 +31,7 @@
 
 use bytes::Bytes;
 use ferry_testkit::fake::Faults;
+use ferry_testkit::fake::bench::{Fixture, Sizes, describe};
 use ferry_testkit::fake::r#box::FakeBox;
 use ferry_testkit::fake::dropbox::{Dropbox, FakeDropbox};
 use ferry_testkit::fake::facebook::{FacebookState, FakeFacebook};
@@ -59,6 +61,15 @@ struct BenchArgs {
 }
 
 impl BenchArgs {
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            folder_items: self.folder_items,
+            small_files: self.small_files,
+            small_size: self.small_size,
+            large_size: self.large_size,
+        }
+    }
+
     /// Reads `--name N` pairs; anything else is a usage error (exit 2).
     fn parse(args: impl Iterator<Item = String>) -> Self {
         let mut out = Self {
@@ -88,50 +99,6 @@ fn usage(flag: &str) -> ! {
          [--small-files N] [--small-size BYTES] [--large-size BYTES] [--paging-items N]"
     );
     std::process::exit(2)
-}
-
-/// Adds the benchmark fixture to the fake Drive; its description for the JSON line.
-fn add_bench(g: &ferry_testkit::fake::google::Google, b: &BenchArgs) -> Value {
-    let mut out = json!({});
-    if b.folder_items > 0 {
-        let big = g.add_folder("root", "Bench big");
-        // One shared buffer: listing needs names, not distinct bytes.
-        let tiny = Bytes::from_static(b"x");
-        for i in 0..b.folder_items {
-            g.add_file(
-                &big,
-                &format!("item-{i:05}.txt"),
-                "text/plain",
-                tiny.clone(),
-            );
-        }
-        out["bigFolder"] = json!(big);
-        out["bigItems"] = json!(b.folder_items);
-    }
-    if b.small_files > 0 {
-        let small = g.add_folder("root", "Bench small");
-        let mut files = Vec::new();
-        for i in 0..b.small_files {
-            let name = format!("small-{i:03}.bin");
-            let bytes = random_bytes(b.small_size);
-            let id = g.add_file(&small, &name, "application/octet-stream", bytes.clone());
-            files.push(entry(&id, &name, &bytes));
-        }
-        out["smallFolder"] = json!(small);
-        out["small"] = json!(files);
-    }
-    if b.large_size > 0 {
-        let bytes = random_bytes(b.large_size);
-        let digest = entry("", "bench-large.bin", &bytes);
-        let id = g.add_file(
-            "root",
-            "bench-large.bin",
-            "application/octet-stream",
-            Bytes::from(bytes),
-        );
-        out["large"] = json!({"id": id, "name": "bench-large.bin", "size": b.large_size, "sha256": digest["sha256"]});
-    }
-    out
 }
 
 /// The OneDrive fixture: a folder of files in the person's OneDrive and a SharePoint library.
@@ -388,7 +355,9 @@ async fn main() {
     );
     files.push(entry(&shared_id, "budget.xlsx", &shared));
 
-    let bench = add_bench(g, &bench);
+    // Drawn once: every provider serves the same bytes (one copy in memory).
+    let fixture = Fixture::draw(bench.sizes());
+    let bench = describe(&**g, &fixture);
 
     let mut media = Vec::new();
     for i in 0..3 {
@@ -420,6 +389,9 @@ async fn main() {
         })
         .collect();
     let dropbox_files = add_dropbox(&dropbox.state);
+    let box_bench = describe(&*boxed.state, &fixture);
+    let onedrive_bench = describe(&*ms.state, &fixture);
+    let dropbox_bench = describe(&*dropbox.state, &fixture);
     add_paging(
         paging,
         &dropbox.state,
@@ -460,12 +432,12 @@ async fn main() {
         "onedrive": {
             "authUrl": ms.auth_url(), "tokenUrl": ms.token_url(), "apiUrl": ms.api_url(),
             "key": "onedrive-client", "secret": "onedrive-secret", "mail": ms.state.mail,
-            "files": onedrive_files,
+            "files": onedrive_files, "bench": onedrive_bench,
         },
         "box": {
             "authUrl": boxed.auth_url(), "tokenUrl": boxed.token_url(), "apiUrl": boxed.api_url(),
             "key": "box-client", "secret": "box-secret", "login": boxed.state.login,
-            "files": box_files,
+            "files": box_files, "bench": box_bench,
         },
         "unsplash": {
             "apiUrl": unsplash.api_url(), "key": "unsplash-access-key", "photos": photos,
@@ -474,7 +446,7 @@ async fn main() {
             "authUrl": dropbox.auth_url(), "tokenUrl": dropbox.token_url(),
             "apiUrl": dropbox.api_url(), "contentUrl": dropbox.content_url(),
             "key": "dropbox-client", "secret": "dropbox-secret", "email": dropbox.state.email,
-            "files": dropbox_files,
+            "files": dropbox_files, "bench": dropbox_bench,
         },
         "zoom": {
             "authUrl": zoom.auth_url(), "tokenUrl": zoom.token_url(), "apiUrl": zoom.api_url(),

@@ -9,7 +9,7 @@
 //!
 //! # Layout
 //!
-//! [`Faults`] and the download body helper here; [`oauth`]: the authorize / consent / token
+//! [`Faults`] and the download body helper here; [`bench`]: the fixture of `bench/providers/`; [`oauth`]: the authorize / consent / token
 //! endpoints the OAuth fakes share ([`oauth::Authority`]); [`google`]: [`google::FakeGoogle`];
 //! [`google_photos`]: [`google_photos::FakePhotos`] (the Photos Picker API);
 //! [`instagram`]: [`instagram::FakeInstagram`]; [`r#box`]: [`r#box::FakeBox`];
@@ -18,6 +18,7 @@
 //! [`facebook`]: [`facebook::FakeFacebook`]; [`webdav`]: [`webdav::FakeWebDav`] (a
 //! Nextcloud-like WebDAV server).
 
+pub mod bench;
 pub mod r#box;
 pub mod dropbox;
 pub mod facebook;

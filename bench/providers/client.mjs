@@ -1,8 +1,10 @@
 // The client side of bench/providers, speaking Companion's provider wire to `ferry` (Node's
-// built-in fetch and WebSocket; run with --experimental-websocket on Node 20). Modes:
-//   list COMPANION TOKEN FOLDER           page through /drive/list/FOLDER to the end
-//   import COMPANION TOKEN ENDPOINT CONC FIXTURE_JSON
-//                                         POST /drive/get/{id} for each file of the fixture
+// built-in fetch and WebSocket; run with --experimental-websocket on Node 20), one for every
+// provider (PROVIDER: drive, dropbox, box, onedrive; ids are the fakes' `bench` ids, which are
+// each provider's requestPath once URL-encoded). Modes:
+//   list COMPANION PROVIDER TOKEN FOLDER  page through /PROVIDER/list/FOLDER to the end
+//   import COMPANION PROVIDER TOKEN ENDPOINT CONC FIXTURE_JSON
+//                                         POST /PROVIDER/get/{id} for each file of the fixture
 //                                         (a JSON array of {id, name, size, sha256}), CONC at a
 //                                         time, to the tus ENDPOINT, following each progress
 //                                         socket to success; then reads every stored file back
@@ -18,15 +20,19 @@ import { createServer } from 'node:http';
 const [mode, companion, ...rest] = process.argv.slice(2);
 const json = { accept: 'application/json' };
 
+let provider = 'drive';
+
 async function list(token, folder) {
   const started = performance.now();
-  let path = folder;
+  let path = encodeURIComponent(folder);
   let pages = 0;
   let items = 0;
   let slowest = 0;
   while (path !== null) {
     const t0 = performance.now();
-    const res = await fetch(`${companion}/drive/list/${path}`, { headers: { ...json, 'uppy-auth-token': token } });
+    const res = await fetch(`${companion}/${provider}/list/${path}`, {
+      headers: { ...json, 'uppy-auth-token': token },
+    });
     if (!res.ok) throw new Error(`list ${path}: ${res.status} ${await res.text()}`);
     const page = await res.json();
     slowest = Math.max(slowest, performance.now() - t0);
@@ -93,7 +99,7 @@ async function importAll(token, endpoint, concurrency, files) {
         metadata: { name: f.name, type: 'application/octet-stream' },
         headers: {},
       };
-      urls[i] = await follow(await start(`/drive/get/${f.id}`, body, token));
+      urls[i] = await follow(await start(`/${provider}/get/${encodeURIComponent(f.id)}`, body, token));
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
@@ -136,13 +142,16 @@ if (mode === 'origin') {
   }).listen(Number(companion), '127.0.0.1');
 } else {
   let out;
-  if (mode === 'list') out = await list(rest[0], rest[1]);
-  else if (mode === 'import') {
-    const files = JSON.parse(readFileSync(rest[3], 'utf8'));
-    out = await importAll(rest[0], rest[1], Number(rest[2]), files);
+  if (mode === 'list') {
+    provider = rest[0];
+    out = await list(rest[1], rest[2]);
+  } else if (mode === 'import') {
+    provider = rest[0];
+    const files = JSON.parse(readFileSync(rest[4], 'utf8'));
+    out = await importAll(rest[1], rest[2], Number(rest[3]), files);
   } else if (mode === 'link') out = await link(rest[0], rest[1], Number(rest[2]));
   else {
-    console.error('usage: node drive.mjs list|import|link|origin ...');
+    console.error('usage: node client.mjs list|import|link|origin ...');
     process.exit(2);
   }
   console.log(JSON.stringify(out));
