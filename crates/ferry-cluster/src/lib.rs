@@ -14,12 +14,15 @@
 //!   records and the progress topics (keepers, stand-ins for remote sockets, takeovers).
 //! - [`replay`] — [`Topics`], pub/sub with a kept last message (progress frames, auth tokens).
 //! - [`oauth`] — [`OAuthStates`], one-time OAuth state.
+//! - [`assemblies`] — [`RedisAssemblies`], ferry-process's Assembly `Fleet` on the transfer
+//!   registry (a run claimed by one instance, taken over, canceled from any).
 //! - [`auth_handoff`] — [`RedisHandoff`], ferry-companion's login `AuthHandoff` on the auth topics.
 //! - [`figures`] — [`Figures`] for `/metrics` and `/health`.
 //! - `pubsub` — the instance's one shared subscriber connection; `keys` — key and channel names;
 //!   `clock` — milliseconds for Redis arguments.
 //! - [`error`] — [`ClusterError`].
 
+pub mod assemblies;
 pub mod auth_handoff;
 mod clock;
 pub mod cluster;
@@ -35,6 +38,7 @@ pub mod replay;
 pub mod transfers;
 pub mod upload_lock;
 
+pub use assemblies::RedisAssemblies;
 pub use auth_handoff::RedisHandoff;
 pub use cluster::Cluster;
 pub use companion_registry::RedisRegistry;

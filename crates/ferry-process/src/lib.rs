@@ -16,12 +16,14 @@
 //! - [`notify`]: `notify_url` webhooks; [`tus`]: uploads arriving through the tus endpoint.
 //! - [`mime`]: file types from content; [`id`]: Assembly and file ids.
 //! - [`upkeep`]: per-client and disk caps, expiry of ended and abandoned Assemblies.
+//! - [`fleet`]: several instances sharing Assemblies (the seam ferry-cluster implements).
 
 pub mod api;
 pub mod assembly;
 pub mod auth;
 pub mod engines;
 pub mod error;
+pub mod fleet;
 pub mod id;
 pub mod limits;
 pub mod live;

@@ -66,12 +66,24 @@ pub(crate) struct Inner {
     /// Wakes the update streams of a saved Assembly.
     pub live: crate::live::Live,
     pub upkeep: crate::upkeep::Upkeep,
+    /// The instances sharing Assemblies (`--redis-url`), if any.
+    pub fleet: Option<Arc<dyn crate::fleet::Fleet>>,
 }
 
 impl Service {
     /// Opens the store and resumes what a stop interrupted: an Assembly that was executing runs
     /// again from its first step (with a warning in its status); uploading ones wait on.
     pub async fn open(config: ProcessConfig) -> io::Result<Self> {
+        Self::open_in(config, None).await
+    }
+
+    /// [`Service::open`] as one instance of `fleet` (several instances on a shared data
+    /// directory): executing Assemblies are not resumed here but taken over from the instance
+    /// that ran them once it is silent ([`crate::fleet`]).
+    pub async fn open_in(
+        config: ProcessConfig,
+        fleet: Option<Arc<dyn crate::fleet::Fleet>>,
+    ) -> io::Result<Self> {
         let store = Store::open(config.dir.clone()).await?;
         let notifier =
             crate::notify::Notifier::new(config.credentials.secret.clone(), config.notify)?;
@@ -84,6 +96,7 @@ impl Service {
             running: Mutex::new(HashMap::new()),
             notifier,
             live: crate::live::Live::default(),
+            fleet,
         }));
         let all = svc.0.store.all().await?;
         let now = svc.0.upkeep.clock.now();
@@ -92,7 +105,10 @@ impl Service {
             let bytes = svc.0.store.usage(&a.id).await?;
             svc.0.upkeep.index.measured(&a.id, bytes);
         }
-        for a in all {
+        if let Some(fleet) = &svc.0.fleet {
+            crate::fleet::spawn_takeovers(&svc, fleet).await?;
+        }
+        for a in all.into_iter().filter(|_| svc.0.fleet.is_none()) {
             if a.state == State::Executing {
                 let id = a.id.clone();
                 svc.update(&id, |a| {
@@ -189,19 +205,25 @@ impl Service {
         Ok(added)
     }
 
-    /// Queues Assembly `id` (already `Executing`) for a worker.
+    /// Queues Assembly `id` (already `Executing`) for a worker (in a fleet, if this instance
+    /// wins its run).
     pub fn start(&self, id: Id) {
-        let token = CancellationToken::new();
+        if let Some(fleet) = self.0.fleet.clone() {
+            return crate::fleet::start(self, fleet, id);
+        }
+        let svc = self.clone();
+        tokio::spawn(async move { svc.run_with(&id, CancellationToken::new()).await });
+    }
+
+    /// Runs Assembly `id` here to its end, or until `token` (or a cancel here) stops it.
+    pub(crate) async fn run_with(&self, id: &Id, token: CancellationToken) {
         if let Ok(mut running) = self.0.running.lock() {
             running.insert(id.clone(), token.clone());
         }
-        let svc = self.clone();
-        tokio::spawn(async move {
-            crate::run::execute(&svc, &id, token).await;
-            if let Ok(mut running) = svc.0.running.lock() {
-                running.remove(&id);
-            }
-        });
+        crate::run::execute(self, id, token).await;
+        if let Ok(mut running) = self.0.running.lock() {
+            running.remove(id);
+        }
     }
 
     /// Cancels Assembly `id`: a busy one ends `ASSEMBLY_CANCELED` and its running step is
@@ -222,6 +244,12 @@ impl Service {
         };
         if let Some(token) = self.0.running.lock().ok().and_then(|r| r.get(id).cloned()) {
             token.cancel();
+        }
+        // The run may be on another instance: it is told wherever it is.
+        if let (Some(fleet), true) = (&self.0.fleet, was_busy) {
+            if let Err(e) = fleet.cancel(id).await {
+                tracing::warn!(assembly = %id, error = %e, "cannot tell the fleet of a cancel");
+            }
         }
         if was_busy {
             self.finished(&a);

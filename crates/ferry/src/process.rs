@@ -124,36 +124,40 @@ impl ProcessArgs {
                 );
             }
         }
-        let service = Service::open(ProcessConfig {
-            dir: config.data_dir.join("assemblies"),
-            credentials: Credentials {
-                key,
-                secret: self.assembly_secret.as_ref().map(|s| s.expose().to_owned()),
+        let fleet = fleet(config).await?;
+        let service = Service::open_in(
+            ProcessConfig {
+                dir: config.data_dir.join("assemblies"),
+                credentials: Credentials {
+                    key,
+                    secret: self.assembly_secret.as_ref().map(|s| s.expose().to_owned()),
+                },
+                templates: self.assembly_templates.clone(),
+                workers: usize::try_from(self.assembly_workers).unwrap_or(1),
+                step_timeout: Duration::from_secs(self.assembly_step_timeout),
+                urls: Urls {
+                    tus: format!("{base}/files/"),
+                    base,
+                },
+                max_size: config.max_size,
+                engines,
+                egress: Some(Arc::new(egress)),
+                cors_origins: config.companion.cors_origins.clone(),
+                notify: ferry_process::notify::Retry::default(),
+                quotas: Quotas {
+                    max_active_per_client: self.assembly_max_active_per_client,
+                    max_per_window: self.assembly_max_per_client,
+                    window: Duration::from_secs(self.assembly_rate_window),
+                    max_disk: self.assembly_max_disk,
+                    retention: Duration::from_secs(self.assembly_retention),
+                    upload_timeout: Duration::from_secs(self.assembly_upload_timeout),
+                    // Callers are told apart as the tus endpoint tells them apart.
+                    trusted_proxies: config.tus.trusted_proxies.clone(),
+                },
+                clock: Clock::system(),
             },
-            templates: self.assembly_templates.clone(),
-            workers: usize::try_from(self.assembly_workers).unwrap_or(1),
-            step_timeout: Duration::from_secs(self.assembly_step_timeout),
-            urls: Urls {
-                tus: format!("{base}/files/"),
-                base,
-            },
-            max_size: config.max_size,
-            engines,
-            egress: Some(Arc::new(egress)),
-            cors_origins: config.companion.cors_origins.clone(),
-            notify: ferry_process::notify::Retry::default(),
-            quotas: Quotas {
-                max_active_per_client: self.assembly_max_active_per_client,
-                max_per_window: self.assembly_max_per_client,
-                window: Duration::from_secs(self.assembly_rate_window),
-                max_disk: self.assembly_max_disk,
-                retention: Duration::from_secs(self.assembly_retention),
-                upload_timeout: Duration::from_secs(self.assembly_upload_timeout),
-                // Callers are told apart as the tus endpoint tells them apart.
-                trusted_proxies: config.tus.trusted_proxies.clone(),
-            },
-            clock: Clock::system(),
-        })
+            fleet,
+        )
         .await?;
         if self.assembly_secret.is_none() && self.assembly_max_disk.is_none() {
             tracing::warn!(
@@ -192,6 +196,23 @@ impl ProcessArgs {
             limits,
         }
     }
+}
+
+/// With `--redis-url`, the instances' shared runs of Assemblies: a cluster handle of its own
+/// prefix (`{prefix}asm:`), so the companion's transfer reaper never meets an Assembly.
+async fn fleet(
+    config: &crate::ServeConfig,
+) -> std::io::Result<Option<Arc<dyn ferry_process::fleet::Fleet>>> {
+    let Some(mut cluster) = config.cluster.to_config() else {
+        return Ok(None);
+    };
+    cluster.prefix = format!("{}asm:", cluster.prefix);
+    let cluster = ferry_cluster::Cluster::connect(cluster)
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(Some(Arc::new(ferry_cluster::RedisAssemblies::new(
+        &cluster,
+    ))))
 }
 
 /// The tus endpoint's hooks: `hooks`, plus Assembly uploads when the service is on. With

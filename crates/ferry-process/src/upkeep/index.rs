@@ -141,6 +141,12 @@ impl Index {
         }
     }
 
+    /// How many uploads this instance last saw Assembly `id` hold (in a fleet, another instance
+    /// may have added some since: then it made progress).
+    pub fn uploads_seen(&self, id: &Id) -> Option<usize> {
+        self.lock().entries.get(id).map(|e| e.uploads)
+    }
+
     /// Bytes held by every Assembly, and by forms still arriving.
     pub fn bytes(&self) -> u64 {
         let inner = self.lock();

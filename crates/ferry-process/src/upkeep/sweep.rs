@@ -94,9 +94,12 @@ impl Service {
 
     async fn abandon(&self, id: &Id) -> io::Result<bool> {
         let secs = self.config().quotas.upload_timeout.as_secs();
+        let seen = self.0.upkeep.index.uploads_seen(id);
         let ended = self
             .update(id, |a| {
-                let idle = a.state == State::Uploading;
+                // More uploads than this instance saw: another one took them (a fleet), and
+                // this save restarts the timeout.
+                let idle = a.state == State::Uploading && Some(a.uploads.len()) == seen;
                 if idle {
                     a.fail(
                         "ASSEMBLY_EXPIRED",
