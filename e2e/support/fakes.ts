@@ -106,6 +106,17 @@ export interface Fixture {
     /** Photos; names are their captions, digests of their largest rendition. */
     files: FixtureFile[];
   };
+  /** A Nextcloud-like user collection (its folder `Holiday` shared by link). */
+  webdav: {
+    /** The collection without credentials, and with `user:password@` in it (Uppy's one field). */
+    url: string;
+    urlWithPassword: string;
+    user: string;
+    password: string;
+    shareUrl: string;
+    /** Ids are Companion's, `encodeURIComponent` of the path (`%2FHoliday%2Fnotes.txt`). */
+    files: FixtureFile[];
+  };
 }
 
 export interface RunningFakes {
@@ -286,6 +297,11 @@ export function facebookArgs(f: Fixture): string[] {
     '--facebook-api-url',
     b.apiUrl,
   ];
+}
+
+/** `ferry serve` arguments that also enable WebDAV (the fake is on loopback: `--allow-local-urls`). */
+export function webdavArgs(_f: Fixture): string[] {
+  return ['--webdav'];
 }
 
 /** `ferry` with the providers enabled against `fakes`, plus `extra` arguments. */
