@@ -5,7 +5,7 @@
 //   burst FERRY PID DIR                   many Assemblies at once
 // Every Assembly's outputs are checked (count and dimensions) before a figure is printed.
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, openAsBlob, readFileSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, openAsBlob, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
 const KEY = 'bench-key';
@@ -91,7 +91,15 @@ async function pool(items, conc, work) {
 }
 
 const IMAGE_STEPS = {
-  thumb: { robot: '/image/resize', use: ':original', width: 320, height: 320, resize_strategy: 'fit', format: 'jpg', quality: 80 },
+  thumb: {
+    robot: '/image/resize',
+    use: ':original',
+    width: 320,
+    height: 320,
+    resize_strategy: 'fit',
+    format: 'jpg',
+    quality: 80,
+  },
   large: { robot: '/image/resize', use: ':original', width: 1280, resize_strategy: 'fit', format: 'jpg', quality: 80 },
   webp: { robot: '/image/resize', use: ':original', width: 1280, resize_strategy: 'fit', format: 'webp', quality: 80 },
 };
@@ -114,7 +122,9 @@ function report(name, n, wall, latencies, peakKib) {
 }
 
 async function images(ferry, pid, dir, conc, sharpOut) {
-  const files = readdirSync(dir).sort().map((f) => join(dir, f));
+  const files = readdirSync(dir)
+    .sort()
+    .map((f) => join(dir, f));
   console.log(`images: ${files.length} JPEGs, 3 outputs each, ${conc} in flight`);
   const stop = peakSampler(pid);
   const t0 = performance.now();
@@ -126,8 +136,11 @@ async function images(ferry, pid, dir, conc, sharpOut) {
   report('ferry', files.length, ferryWall, latencies, ferryPeak);
 
   const sharp = await new Promise((resolve, reject) =>
-    execFile(process.execPath, [process.argv[1], 'sharp', dir, String(conc), sharpOut], { maxBuffer: 1 << 24 }, (err, out) =>
-      err ? reject(err) : resolve(JSON.parse(out)),
+    execFile(
+      process.execPath,
+      [process.argv[1], 'sharp', dir, String(conc), sharpOut],
+      { maxBuffer: 1 << 24 },
+      (err, out) => (err ? reject(err) : resolve(JSON.parse(out))),
     ),
   );
   report('sharp', files.length, sharp.wall, sharp.latencies, sharp.peakKib);
@@ -140,7 +153,9 @@ async function images(ferry, pid, dir, conc, sharpOut) {
 async function sharpAlone(dir, conc, out) {
   const { default: sharp } = await import('sharp');
   mkdirSync(out, { recursive: true });
-  const files = readdirSync(dir).sort().map((f) => join(dir, f));
+  const files = readdirSync(dir)
+    .sort()
+    .map((f) => join(dir, f));
   const t0 = performance.now();
   const latencies = await pool(files, Number(conc), async (file) => {
     const src = sharp(file);
@@ -157,9 +172,12 @@ async function sharpAlone(dir, conc, out) {
   process.stdout.write(JSON.stringify({ wall, latencies, peakKib: process.resourceUsage().maxRSS }));
 }
 
+// ferry colours its log lines; the colour codes are dropped before parsing.
+const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+
 /** The engine command lines ferry logged after byte OFFSET of its log. */
 function engineCommands(log, offset) {
-  const text = readFileSync(log, 'utf8').slice(offset).replace(/\x1b\[[0-9;]*m/g, '');
+  const text = readFileSync(log, 'utf8').slice(offset).replace(ANSI_COLOUR, '');
   const commands = [];
   for (const line of text.split('\n')) {
     const m = /engine command program=(\S+) args=(\[.*\])\s*$/.exec(line);
@@ -177,7 +195,9 @@ function run(program, argv) {
       err = (err + d).slice(-2000);
     });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(performance.now() - t) : reject(new Error(`${program}: ${code}: ${err}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(performance.now() - t) : reject(new Error(`${program}: ${code}: ${err}`)),
+    );
   });
 }
 
@@ -186,7 +206,9 @@ async function video(ferry, pid, clip, log, byHand) {
     mp4: { robot: '/video/encode', use: ':original', preset: 'web/mp4/1080p' },
     thumbs: { robot: '/video/thumbs', use: ':original', count: 3 },
   };
-  console.log(`video: ${basename(clip)} (${(statSync(clip).size / 2 ** 20).toFixed(1)} MiB) to web/mp4/1080p and 3 thumbnails`);
+  console.log(
+    `video: ${basename(clip)} (${(statSync(clip).size / 2 ** 20).toFixed(1)} MiB) to web/mp4/1080p and 3 thumbnails`,
+  );
   const offset = statSync(log).size;
   const stop = peakSampler(pid);
   const t0 = performance.now();
@@ -220,7 +242,9 @@ async function video(ferry, pid, clip, log, byHand) {
 }
 
 async function burst(ferry, pid, dir) {
-  const files = readdirSync(dir).sort().map((f) => join(dir, f));
+  const files = readdirSync(dir)
+    .sort()
+    .map((f) => join(dir, f));
   const steps = { thumb: IMAGE_STEPS.thumb };
   console.log(`burst: ${files.length} Assemblies posted at once, --assembly-workers 2`);
   const stop = peakSampler(pid);
