@@ -74,7 +74,14 @@ impl AuthArgs {
 }
 
 /// Provider route steps that act with a provider session (the second path segment).
-const PROVIDER_ACTIONS: [&str; 5] = ["list", "get", "logout", "thumbnail", "refresh-token"];
+const PROVIDER_ACTIONS: [&str; 6] = [
+    "list",
+    "get",
+    "logout",
+    "thumbnail",
+    "refresh-token",
+    "search",
+];
 
 /// Whether a request needs a token (see the module docs). `/s3/*` is guarded by its own
 /// router, so that `--s3-auth-secret` alone still protects it.
@@ -112,6 +119,7 @@ mod tests {
             (Method::POST, "/url/get", true),
             (Method::GET, "/api/0123abcd", true),
             (Method::GET, "/drive/list/root", true),
+            (Method::GET, "/dropbox/search", true),
             (Method::POST, "/drive/get/abc", true),
             (Method::GET, "/instagram/logout", true),
             (Method::GET, "/drive/thumbnail/x", true),
