@@ -14,7 +14,7 @@
 import { checkFile } from '../restrictions.ts';
 import { Store } from '../store.ts';
 import type { FileDescriptor } from '../types.ts';
-import { ProviderAuthError } from './http.ts';
+import { ProviderAuthError, ProviderRateLimitError } from './http.ts';
 import type { ProviderClient, ProviderItem, ProviderPage } from './provider.ts';
 import {
   type BrowserHost,
@@ -26,7 +26,7 @@ import {
   providerDescriptor,
   type SelectionSummary,
 } from './provider-state.ts';
-import { retryAfterLimits } from './provider-wait.ts';
+import { retryAfterLimits, stillLimitedMessage } from './provider-wait.ts';
 import { type WalkedFile, walkFolder } from './provider-walk.ts';
 
 export {
@@ -424,7 +424,11 @@ export class ProviderBrowser {
       return;
     }
     if ((error as Error)?.name === 'AbortError') return;
-    const message = (error as Error)?.message ?? String(error);
+    // Past the waits, the 429's "retrying in N s" would promise a retry that never comes.
+    const message =
+      error instanceof ProviderRateLimitError
+        ? stillLimitedMessage(this.name, this.#host.i18n)
+        : ((error as Error)?.message ?? String(error));
     if (this.getState().status === 'loading') this.#set({ status: 'error', error: message });
     else this.#host.info(message, 'error', 5000);
   }

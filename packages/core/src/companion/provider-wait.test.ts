@@ -126,7 +126,7 @@ describe('ProviderBrowser under a rate limit', () => {
     expect(fake.calls.map((c) => c.path)).toEqual(['/drive/list/root', '/drive/list/root']);
   });
 
-  it('shows the message as an error once the waits are used up', async () => {
+  it('shows a final message as the error once the waits are used up, not the retrying one', async () => {
     const { fake, browser } = setup();
     fake.rateLimited = 10;
     fake.retryAfter = 1;
@@ -134,7 +134,7 @@ describe('ProviderBrowser under a rate limit', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     expect(browser.getState()).toMatchObject({
       status: 'error',
-      error: 'The provider is rate limiting requests',
+      error: 'Google Drive is still limiting requests. Please try again in a few minutes.',
       waiting: null,
     });
     // The first request and one per wait.

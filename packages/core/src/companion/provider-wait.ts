@@ -2,7 +2,8 @@
  * Rate limits as a wait, not a failure: a provider request the companion answers 429 (a
  * {@link ProviderRateLimitError}) is sent again after its `Retry-After`, with a countdown reported
  * every second so the person sees "Waiting for Dropbox… retrying in 12 s". The waits are bounded
- * (a few of them, none longer than a few minutes); past that the 429's message is the error.
+ * (a few of them, none longer than a few minutes); past that the request fails with
+ * {@link stillLimitedMessage}, not the 429's own words (which say it is retrying).
  */
 import type { Waiting } from '../types.ts';
 import { ProviderRateLimitError } from './http.ts';
@@ -25,6 +26,14 @@ export const MAX_WAITS = 3;
 
 /** The longest `Retry-After` waited for (seconds); a provider asking more is reported at once. */
 export const MAX_WAIT_SECONDS = 300;
+
+/**
+ * The person's words for a rate limit the waits did not outlast: the 429 itself says "retrying in
+ * N s" (true while waiting), so once nothing will retry it must not be shown as is.
+ */
+export function stillLimitedMessage(provider: string, i18n: (key: string, vars?: Record<string, string>) => string) {
+  return i18n('stillRateLimited', { provider });
+}
 
 /** Runs `request`, waiting out rate limits as told and trying again, within the bounds. */
 export async function retryAfterLimits<T>(request: () => Promise<T>, options: WaitOptions = {}): Promise<T> {

@@ -67,6 +67,8 @@ export interface ProviderClientOptions {
   companionUrl: string;
   /** The provider id on the companion's paths: `drive`, `instagram`. */
   id: string;
+  /** Its display name (`Google Drive`), for messages; the id when absent. */
+  name?: string;
   /** Whether a 401 may be answered by `/refresh-token` (default true). */
   supportsRefreshToken?: boolean;
   /** A search provider: no sign-in, routes under `/search/{id}/` (Companion's paths). */
@@ -100,6 +102,11 @@ export class ProviderClient {
     this.id = options.id;
     this.companionUrl = base(options.companionUrl);
     this.#token = options.storage?.getItem(tokenKey(this.companionUrl, this.id)) ?? null;
+  }
+
+  /** The display name (`Google Drive`), for messages. */
+  get name(): string {
+    return this.#options.name ?? this.id;
   }
 
   /** Whether this is a search provider (no sign-in; {@link search} instead of folders). */

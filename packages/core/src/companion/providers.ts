@@ -127,6 +127,7 @@ export class Providers {
       client = new ProviderClient({
         companionUrl,
         id,
+        name: this.info(id).name,
         supportsRefreshToken: this.info(id).supportsRefreshToken,
         search: this.info(id).search === true,
         fetch: this.#options.fetch,

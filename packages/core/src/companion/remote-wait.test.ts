@@ -1,10 +1,11 @@
 /**
  * An import under a provider's rate limit, on the file as a wait with its countdown (fake
  * timers): the companion's `waiting` frame counts down until bytes move again; a `get` answered
- * 429 is sent again after `Retry-After`, and still limited after the waits it fails with the
- * companion's message.
+ * 429 is sent again after `Retry-After`, and still limited after the waits it fails with a final
+ * message naming the provider (not the 429's own, which says it is retrying).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { translate } from '../locale.ts';
 import { fakeCompanion } from '../test/fake-companion.ts';
 import { FakeSocket } from '../test/fake-socket.ts';
 import type { FerryFile, Waiting } from '../types.ts';
@@ -26,7 +27,12 @@ const file = {
 
 function setup() {
   const fake = fakeCompanion({});
-  const client = new ProviderClient({ companionUrl: 'http://c.test', id: 'drive', fetch: fake.fetch });
+  const client = new ProviderClient({
+    companionUrl: 'http://c.test',
+    id: 'drive',
+    name: 'Google Drive',
+    fetch: fake.fetch,
+  });
   client.setToken('good');
   const sockets: FakeSocket[] = [];
   const uploader = new RemoteUploader({
@@ -48,7 +54,7 @@ function setup() {
     },
     reason: () => 'pause',
     isOnline: () => true,
-    i18n: (k) => k,
+    i18n: (k, vars) => translate({}, k, vars),
     companionUrl: 'http://c.test',
     providerClient: () => client,
   };
@@ -107,14 +113,14 @@ describe('RemoteUploader under a rate limit', () => {
     await expect(run).resolves.toMatchObject({ uploadURL: 'u' });
   });
 
-  it('still limited after the waits: the companion message, not retried by the engine', async () => {
+  it('still limited after the waits: a final message, not the retrying one, and not retried by the engine', async () => {
     const t = setup();
     t.fake.rateLimited = 10;
     t.fake.retryAfter = 2;
     const outcome = t.uploader.upload(file, t.ctx).catch((e: unknown) => e);
     await vi.advanceTimersByTimeAsync(60_000);
     expect(await outcome).toMatchObject({
-      message: 'The provider is rate limiting requests',
+      message: 'Google Drive is still limiting requests. Please try again in a few minutes.',
       status: 429,
       retryable: false,
     });

@@ -27,7 +27,7 @@ import {
   type SocketLike,
   withAccessToken,
 } from './http.ts';
-import { countdown, MAX_WAIT_SECONDS, retryAfterLimits } from './provider-wait.ts';
+import { countdown, MAX_WAIT_SECONDS, retryAfterLimits, stillLimitedMessage } from './provider-wait.ts';
 
 /** What `POST /url/meta` answers. */
 export interface UrlMeta {
@@ -187,9 +187,10 @@ export class RemoteUploader implements Uploader {
       if (cause instanceof ProviderAuthError) {
         throw new UploaderError(ctx.i18n('authRequired'), { status: 401, retryable: false, cause });
       }
-      // Still limited after the waits: the companion's message, and no more tries.
+      // Still limited after the waits: a final message (the 429's says it is retrying), no more tries.
       if (cause instanceof ProviderRateLimitError) {
-        throw new UploaderError(cause.message, { status: 429, retryable: false, cause });
+        const name = client?.name ?? provider ?? '';
+        throw new UploaderError(stillLimitedMessage(name, ctx.i18n), { status: 429, retryable: false, cause });
       }
       if (ctx.signal.aborted) throw new UploaderError('aborted', { retryable: false, cause });
       if (cause instanceof ProviderRequestError) {

@@ -218,6 +218,7 @@ export const ar: LocalePack = {
     noResults: 'لا توجد نتائج لـ %{query}',
     byAuthor: 'بواسطة %{author}',
     waitingFor: 'في انتظار %{provider}… إعادة المحاولة بعد %{seconds} ث',
+    stillRateLimited: 'لا يزال %{provider} يحد من الطلبات. يُرجى المحاولة مرة أخرى بعد بضع دقائق.',
     countingFiles: 'جارٍ عدّ الملفات...',
     xFiles: {
       zero: 'لا توجد ملفات (%{smart_count})',

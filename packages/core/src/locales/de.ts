@@ -176,6 +176,7 @@ export const de: LocalePack = {
     noResults: 'Keine Ergebnisse für %{query}',
     byAuthor: 'von %{author}',
     waitingFor: 'Warten auf %{provider}… neuer Versuch in %{seconds} s',
+    stillRateLimited: '%{provider} begrenzt weiterhin die Anfragen. Bitte versuchen Sie es in ein paar Minuten erneut.',
     countingFiles: 'Dateien werden gezählt...',
     xFiles: { one: '%{smart_count} Datei', other: '%{smart_count} Dateien' },
     addSelected: { one: '%{smart_count} Datei hinzufügen', other: '%{smart_count} Dateien hinzufügen' },

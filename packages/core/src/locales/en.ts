@@ -187,6 +187,7 @@ export const strings = {
   noResults: 'No results for %{query}',
   byAuthor: 'by %{author}',
   waitingFor: 'Waiting for %{provider}… retrying in %{seconds} s',
+  stillRateLimited: '%{provider} is still limiting requests. Please try again in a few minutes.',
   countingFiles: 'Counting files...',
   xFiles: { one: '%{smart_count} file', other: '%{smart_count} files' },
   addSelected: { one: 'Add %{smart_count} file', other: 'Add %{smart_count} files' },

@@ -192,6 +192,7 @@ export const es: LocalePack = {
     noResults: 'No hay resultados para %{query}',
     byAuthor: 'de %{author}',
     waitingFor: 'Esperando a %{provider}… nuevo intento en %{seconds} s',
+    stillRateLimited: '%{provider} sigue limitando las solicitudes. Vuelva a intentarlo en unos minutos.',
     countingFiles: 'Contando archivos...',
     xFiles: { one: '%{smart_count} archivo', many: '%{smart_count} de archivos', other: '%{smart_count} archivos' },
     addSelected: {

@@ -193,6 +193,7 @@ export const fr: LocalePack = {
     noResults: 'Aucun résultat pour %{query}',
     byAuthor: 'par %{author}',
     waitingFor: 'En attente de %{provider}… nouvel essai dans %{seconds} s',
+    stillRateLimited: '%{provider} limite toujours les requêtes. Veuillez réessayer dans quelques minutes.',
     countingFiles: 'Comptage des fichiers...',
     xFiles: { one: '%{smart_count} fichier', many: '%{smart_count} de fichiers', other: '%{smart_count} fichiers' },
     addSelected: {

@@ -160,6 +160,7 @@ export const ja: LocalePack = {
     noResults: '%{query} の検索結果はありません',
     byAuthor: '撮影: %{author}',
     waitingFor: '%{provider} を待っています… %{seconds} 秒後に再試行します',
+    stillRateLimited: '%{provider} はまだリクエストを制限しています。数分後にもう一度お試しください。',
     countingFiles: 'ファイルを数えています...',
     xFiles: { other: '%{smart_count} 個のファイル' },
     addSelected: { other: '%{smart_count} 個のファイルを追加' },

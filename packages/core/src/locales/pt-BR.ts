@@ -192,6 +192,7 @@ export const ptBR: LocalePack = {
     noResults: 'Nenhum resultado para %{query}',
     byAuthor: 'por %{author}',
     waitingFor: 'Aguardando %{provider}… nova tentativa em %{seconds} s',
+    stillRateLimited: '%{provider} ainda está limitando as solicitações. Tente novamente em alguns minutos.',
     countingFiles: 'Contando arquivos...',
     xFiles: { one: '%{smart_count} arquivo', many: '%{smart_count} de arquivos', other: '%{smart_count} arquivos' },
     addSelected: {

@@ -159,6 +159,7 @@ export const zhCN: LocalePack = {
     noResults: '没有与 %{query} 相关的结果',
     byAuthor: '作者：%{author}',
     waitingFor: '正在等待 %{provider}… %{seconds} 秒后重试',
+    stillRateLimited: '%{provider} 仍在限制请求，请几分钟后再试。',
     countingFiles: '正在统计文件...',
     xFiles: { other: '%{smart_count} 个文件' },
     addSelected: { other: '添加 %{smart_count} 个文件' },
