@@ -8,7 +8,8 @@
  * upload through the engine's RemoteUploader. Restrictions are checked before anything is added:
  * per file (type, size) when listing, so refused files cannot be picked, and the number of files
  * when adding. A search provider (Unsplash) has no sign-in and no folders: `search(query)` lists
- * its results, paged the same way. A rate-limited listing is a wait (`waiting`, with its
+ * its results, paged the same way. A form sign-in provider (WebDAV) signs in with `signIn(form)`
+ * (the server URL) instead of the popup. A rate-limited listing is a wait (`waiting`, with its
  * countdown) and goes again by itself (`provider-wait.ts`).
  */
 import { checkFile } from '../restrictions.ts';
@@ -112,6 +113,27 @@ export class ProviderBrowser {
       await login;
     } catch (error) {
       this.#set({ status: 'auth', error: (error as Error).message });
+      return;
+    }
+    await this.#open(this.getState().crumbs.slice(0, 1));
+  }
+
+  /** A form sign-in provider (WebDAV): {@link signIn} with the form instead of {@link connect}. */
+  get simpleAuth(): boolean {
+    return this.#options.simpleAuth === true;
+  }
+
+  /** Signs in with `form` (WebDAV: `webdavUrl`...), then opens the root; a refusal is the auth view's error. */
+  async signIn(form: Record<string, string>): Promise<void> {
+    this.#set({ status: 'connecting', error: null });
+    try {
+      await retryAfterLimits(() => this.#client.simpleAuth(form));
+    } catch (error) {
+      const message =
+        error instanceof ProviderRateLimitError
+          ? stillLimitedMessage(this.name, this.#host.i18n)
+          : (error as Error).message;
+      this.#set({ status: 'auth', error: message });
       return;
     }
     await this.#open(this.getState().crumbs.slice(0, 1));

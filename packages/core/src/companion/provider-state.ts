@@ -62,6 +62,8 @@ export interface ProviderBrowserOptions {
   rootFolder: string;
   /** A search provider (Unsplash): no sign-in, results of a query instead of folders. */
   search?: boolean;
+  /** Signs in with a form ({@link ProviderBrowser.signIn}: WebDAV's server URL), not the popup. */
+  simpleAuth?: boolean;
   view?: 'list' | 'grid';
 }
 

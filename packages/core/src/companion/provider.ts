@@ -146,6 +146,24 @@ export class ProviderClient {
     this.setToken(token);
   }
 
+  /**
+   * Signs in with a form (`POST /{p}/simple-auth`, Companion's route; WebDAV's `webdavUrl`,
+   * `username`, `password`) and keeps the token it answers. A refusal throws
+   * {@link ProviderRequestError} with the companion's message (a bad URL, an address its egress
+   * rules refuse, wrong credentials), so the person sees why.
+   */
+  async simpleAuth(form: Record<string, string>): Promise<void> {
+    const res = await this.#send('simple-auth', { method: 'POST', body: JSON.stringify({ form }) }, null);
+    const body = (await res.json().catch(() => null)) as { uppyAuthToken?: unknown; message?: unknown } | null;
+    if (res.status === 429)
+      throw new ProviderRateLimitError(messageIn(body, 429), retryAfterOf(res.headers.get('retry-after'), body));
+    if (!res.ok) throw new ProviderRequestError(messageIn(body, res.status), res.status);
+    if (typeof body?.uppyAuthToken !== 'string' || body.uppyAuthToken === '') {
+      throw new ProviderRequestError('The companion answered no token', res.status);
+    }
+    this.setToken(body.uppyAuthToken);
+  }
+
   /** One page of the folder at `path` (a `requestPath`, a `nextPagePath`, or '' for the default). */
   async list(path = ''): Promise<ProviderPage> {
     const res = await this.request(`list/${path}`);

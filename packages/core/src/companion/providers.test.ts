@@ -1,8 +1,8 @@
 /**
  * `enabledProviders`: what `GET /providers` enables, as the widget shows it, search providers
- * (Unsplash, marked `search: true`) included as such, Google's pickers (`picker: true`) and form
- * sign-in providers (WebDAV, `simpleAuth: true`) left out since the widget has no picker or
- * URL-form view; `knownProviders`: the ids, names and roots a page can name without asking (a
+ * (Unsplash, marked `search: true`) and form sign-in providers (WebDAV, `simpleAuth: true`)
+ * included as such, Google's pickers (`picker: true`) left out (they are not browsed through
+ * the companion); `knownProviders`: the ids, names and roots a page can name without asking (a
  * stock Companion has no `GET /providers`).
  */
 
@@ -12,7 +12,7 @@ import { enabledProviders, knownProviders } from './providers.ts';
 const answer = (body: unknown) => async () => new Response(JSON.stringify(body), { status: 200 });
 
 describe('enabledProviders', () => {
-  it('lists sign-in providers and search providers, marked as such, and leaves pickers and form sign-in out', async () => {
+  it('lists sign-in, search and form sign-in providers, marked as such, and leaves pickers out', async () => {
     const fetchImpl = answer({
       providers: [
         { id: 'drive', name: 'Google Drive', rootFolder: 'root', supportsRefreshToken: true },
@@ -28,6 +28,7 @@ describe('enabledProviders', () => {
       { id: 'unsplash', name: 'Unsplash', rootFolder: '', supportsRefreshToken: false, search: true },
       // What the answer leaves out comes from the known entry.
       { id: 'box', name: 'Box', rootFolder: '0', supportsRefreshToken: true },
+      { id: 'webdav', name: 'WebDAV', rootFolder: '', supportsRefreshToken: false, simpleAuth: true },
     ]);
   });
 });

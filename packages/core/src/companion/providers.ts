@@ -22,6 +22,8 @@ export interface ProviderInfo {
   supportsRefreshToken: boolean;
   /** A search provider (Unsplash): no sign-in, a query instead of folders. */
   search?: boolean;
+  /** Signs in with a form (WebDAV: the server URL, maybe a username and app password), not a popup. */
+  simpleAuth?: boolean;
 }
 
 /** The providers the widget knows without asking (Companion's ids and roots). */
@@ -40,6 +42,8 @@ export const knownProviders: Readonly<Record<string, ProviderInfo>> = {
   zoom: { id: 'zoom', name: 'Zoom', rootFolder: '', supportsRefreshToken: true },
   // Facebook has no refresh tokens: an expired token means signing in again.
   facebook: { id: 'facebook', name: 'Facebook', rootFolder: '', supportsRefreshToken: false },
+  // The person types the server URL (`POST /webdav/simple-auth`); the token is the sealed form.
+  webdav: { id: 'webdav', name: 'WebDAV', rootFolder: '', supportsRefreshToken: false, simpleAuth: true },
 };
 
 /** Asks the companion which providers it enables; none when it cannot say. */
@@ -51,20 +55,21 @@ export async function enabledProviders(companionUrl: string, fetchImpl: FetchLik
       providers?: (Partial<ProviderInfo> & { picker?: boolean; simpleAuth?: boolean })[];
     };
     if (!Array.isArray(body.providers)) return [];
-    // Google's pickers have no sign-in here, and form sign-in providers (WebDAV) need a URL form:
-    // the widget has no view for them yet.
+    // Google's pickers are not browsed through the companion: `pickers.ts` offers them.
     return body.providers
-      .filter((p) => p?.picker !== true && p?.simpleAuth !== true)
+      .filter((p) => p?.picker !== true)
       .filter((p): p is Partial<ProviderInfo> & { id: string } => typeof p?.id === 'string' && p.id !== '')
       .map((p) => {
         const known = knownProviders[p.id];
         const search = p.search ?? known?.search ?? false;
+        const simpleAuth = p.simpleAuth ?? known?.simpleAuth ?? false;
         return {
           id: p.id,
           name: p.name ?? known?.name ?? p.id,
           rootFolder: p.rootFolder ?? known?.rootFolder ?? '',
           supportsRefreshToken: p.supportsRefreshToken ?? known?.supportsRefreshToken ?? true,
           ...(search ? { search } : {}),
+          ...(simpleAuth ? { simpleAuth } : {}),
         };
       });
   } catch {
@@ -150,6 +155,7 @@ export class Providers {
         rootFolder: info.rootFolder,
         // Search results are photos: a grid shows them.
         ...(info.search ? { search: true, view: 'grid' as const } : {}),
+        ...(info.simpleAuth ? { simpleAuth: true } : {}),
       });
       this.#browsers.set(id, browser);
     }

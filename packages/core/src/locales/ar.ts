@@ -219,6 +219,12 @@ export const ar: LocalePack = {
     byAuthor: 'بواسطة %{author}',
     waitingFor: 'في انتظار %{provider}… إعادة المحاولة بعد %{seconds} ث',
     stillRateLimited: 'لا يزال %{provider} يحد من الطلبات. يُرجى المحاولة مرة أخرى بعد بضع دقائق.',
+    signInTo: 'تسجيل الدخول إلى %{provider}',
+    serverUrl: 'عنوان URL للخادم',
+    serverUrlHint: 'رابط مشاركة، أو عنوان WebDAV لملفاتك',
+    usernameOptional: 'اسم المستخدم (اختياري)',
+    appPasswordOptional: 'كلمة مرور التطبيق (اختياري)',
+    signIn: 'تسجيل الدخول',
     countingFiles: 'جارٍ عدّ الملفات...',
     xFiles: {
       zero: 'لا توجد ملفات (%{smart_count})',

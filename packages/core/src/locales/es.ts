@@ -193,6 +193,12 @@ export const es: LocalePack = {
     byAuthor: 'de %{author}',
     waitingFor: 'Esperando a %{provider}… nuevo intento en %{seconds} s',
     stillRateLimited: '%{provider} sigue limitando las solicitudes. Vuelva a intentarlo en unos minutos.',
+    signInTo: 'Iniciar sesión en %{provider}',
+    serverUrl: 'URL del servidor',
+    serverUrlHint: 'Un enlace compartido o la dirección WebDAV de sus archivos',
+    usernameOptional: 'Nombre de usuario (opcional)',
+    appPasswordOptional: 'Contraseña de aplicación (opcional)',
+    signIn: 'Iniciar sesión',
     countingFiles: 'Contando archivos...',
     xFiles: { one: '%{smart_count} archivo', many: '%{smart_count} de archivos', other: '%{smart_count} archivos' },
     addSelected: {

@@ -194,6 +194,12 @@ export const fr: LocalePack = {
     byAuthor: 'par %{author}',
     waitingFor: 'En attente de %{provider}… nouvel essai dans %{seconds} s',
     stillRateLimited: '%{provider} limite toujours les requêtes. Veuillez réessayer dans quelques minutes.',
+    signInTo: 'Se connecter à %{provider}',
+    serverUrl: 'URL du serveur',
+    serverUrlHint: 'Un lien de partage, ou l’adresse WebDAV de vos fichiers',
+    usernameOptional: 'Nom d’utilisateur (facultatif)',
+    appPasswordOptional: 'Mot de passe d’application (facultatif)',
+    signIn: 'Se connecter',
     countingFiles: 'Comptage des fichiers...',
     xFiles: { one: '%{smart_count} fichier', many: '%{smart_count} de fichiers', other: '%{smart_count} fichiers' },
     addSelected: {

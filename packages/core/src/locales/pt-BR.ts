@@ -193,6 +193,12 @@ export const ptBR: LocalePack = {
     byAuthor: 'por %{author}',
     waitingFor: 'Aguardando %{provider}… nova tentativa em %{seconds} s',
     stillRateLimited: '%{provider} ainda está limitando as solicitações. Tente novamente em alguns minutos.',
+    signInTo: 'Entrar em %{provider}',
+    serverUrl: 'URL do servidor',
+    serverUrlHint: 'Um link de compartilhamento ou o endereço WebDAV dos seus arquivos',
+    usernameOptional: 'Nome de usuário (opcional)',
+    appPasswordOptional: 'Senha de app (opcional)',
+    signIn: 'Entrar',
     countingFiles: 'Contando arquivos...',
     xFiles: { one: '%{smart_count} arquivo', many: '%{smart_count} de arquivos', other: '%{smart_count} arquivos' },
     addSelected: {

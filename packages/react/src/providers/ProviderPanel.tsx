@@ -1,7 +1,8 @@
 /**
  * A cloud provider as a Dashboard source: the 'Authorization required' view until connected,
  * then the file browser (header, items, selection bar); a search provider (Unsplash) has the
- * search bar instead of sign-in and folders. A rate limit shows as a wait with its countdown. The
+ * search bar instead of sign-in and folders; a form sign-in provider (WebDAV) asks for its server
+ * URL instead of opening the popup. A rate limit shows as a wait with its countdown. The
  * state is the engine's (`ferry.providers.browser(id)`), so leaving the panel and coming back
  * keeps folder and selection.
  */
@@ -9,6 +10,7 @@ import { useEffect } from 'react';
 import { useI18n } from '../i18n.ts';
 import { ProviderAuth } from './ProviderAuth.tsx';
 import { ProviderFooter } from './ProviderFooter.tsx';
+import { ProviderForm } from './ProviderForm.tsx';
 import { ProviderHeader } from './ProviderHeader.tsx';
 import { ProviderItems } from './ProviderItems.tsx';
 import { ProviderSearch } from './ProviderSearch.tsx';
@@ -28,6 +30,8 @@ export function ProviderPanel({ provider, onAdded }: ProviderPanelProps) {
   useEffect(() => browser.start(), [browser]);
   const search = browser.searchable;
   if (!search && (state.status === 'idle' || state.status === 'auth' || state.status === 'connecting')) {
+    const busy = state.status === 'connecting';
+    if (browser.simpleAuth) return <ProviderForm browser={browser} busy={busy} error={state.error} />;
     return <ProviderAuth browser={browser} busy={state.status === 'connecting'} error={state.error} />;
   }
   return (
