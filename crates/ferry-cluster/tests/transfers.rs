@@ -118,14 +118,15 @@ async fn shutdown_hands_transfers_over_at_once() {
         "none forced"
     );
     worker.await.expect("join").expect("hand over");
-    let claimed = tokio::time::timeout(Duration::from_secs(1), reaper.recv())
+    // The reaper's round is 60 s: a claim well before that came from the hand-over's wake.
+    let claimed = tokio::time::timeout(Duration::from_secs(20), reaper.recv())
         .await
         .expect("claimed without waiting for the takeover window")
         .expect("reaper alive");
     let Claimed::Owned(taken) = claimed else {
         panic!("failed")
     };
-    assert!(started.elapsed() < Duration::from_millis(1500));
+    assert!(started.elapsed() < Duration::from_secs(20));
     assert_eq!(
         (
             taken.epoch(),

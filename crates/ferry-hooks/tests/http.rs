@@ -338,8 +338,10 @@ async fn notifications_retry_in_the_background_then_give_up() {
     let sender = sender(&config(&receiver.url));
     let started = Instant::now();
     sender.notify(event(HookType::PostFinish, "abc"));
+    // Delivery takes three attempts at least 50 ms apart; notify returning before the third
+    // shows it did not wait (no bound on the wall clock, which a loaded machine stretches).
     assert!(
-        started.elapsed() < Duration::from_millis(50),
+        receiver.recorded().len() < 3,
         "notify must not wait for delivery"
     );
     flush(&sender).await;
@@ -373,7 +375,9 @@ async fn notifications_to_a_down_receiver_never_block_the_caller() {
     for id in ["a", "b", "c"] {
         sender.notify(event(HookType::PostCreate, id));
     }
-    assert!(started.elapsed() < Duration::from_millis(50));
+    // Each failure is counted only after two retries 50 ms apart: none counted yet means the
+    // caller did not wait for any delivery.
+    assert_eq!(sender.stats().failed, 0, "notify waited for delivery");
     flush(&sender).await;
     assert_eq!(sender.stats().failed, 3);
 }

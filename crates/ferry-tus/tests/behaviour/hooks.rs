@@ -324,7 +324,8 @@ async fn a_down_receiver_fails_blocking_hooks_with_502_and_creates_nothing() {
 #[tokio::test]
 async fn a_slow_receiver_is_a_504_after_the_timeout() {
     let receiver = HookReceiver::start().await;
-    receiver.delay("pre-create", Duration::from_secs(2));
+    // Far longer than any machine's stall: an answer before it can only be the timeout's.
+    receiver.delay("pre-create", Duration::from_secs(60));
     let config = HooksConfig {
         timeout: Duration::from_millis(300),
         ..hooks_config(receiver.url(), &HookType::ALL)
@@ -336,7 +337,7 @@ async fn a_slow_receiver_is_a_504_after_the_timeout() {
         .await;
     assert_eq!(res.status, 504);
     assert_eq!(res.text(), "hook receiver did not answer in time\n");
-    assert!(started.elapsed() < Duration::from_millis(1500));
+    assert!(started.elapsed() < Duration::from_secs(30));
     assert!(stored_files(ep.dir.path()).is_empty());
 }
 
@@ -344,7 +345,8 @@ async fn a_slow_receiver_is_a_504_after_the_timeout() {
 async fn notifications_to_a_down_receiver_never_stall_the_upload() {
     let config = HooksConfig {
         http_retry: 2,
-        http_backoff: Duration::from_millis(20),
+        // Each notification retries for 2 s: a stalled upload would take 4 s at least.
+        http_backoff: Duration::from_secs(1),
         ..hooks_config(
             unreachable_url().await,
             &[
@@ -360,7 +362,7 @@ async fn notifications_to_a_down_receiver_never_stall_the_upload() {
     let path = ep.create(Some(1000), &[]).await;
     let res = ep.patch(&path, 0, &bytes).await;
     assert_eq!(res.status, 204);
-    assert!(started.elapsed() < Duration::from_millis(500));
+    assert!(started.elapsed() < Duration::from_secs(2));
     tokio::time::timeout(WAIT, sender.flush())
         .await
         .expect("flushed");
@@ -436,7 +438,6 @@ async fn stop_upload_from_post_receive_ends_the_request() {
         tokio::time::sleep(Duration::from_millis(20)).await;
         Some((Ok::<_, std::io::Error>(Bytes::from(vec![7u8; 1024])), n + 1))
     });
-    let started = Instant::now();
     let res = ep
         .client
         .patch(ep.url(&path))
@@ -449,7 +450,6 @@ async fn stop_upload_from_post_receive_ends_the_request() {
         .expect("patch");
     assert_eq!(res.status(), 400);
     assert_eq!(res.text().await.expect("body"), "quota used up");
-    assert!(started.elapsed() < Duration::from_millis(1500));
     let offset = ep.store_offset(&path).await;
     assert!(offset < total, "stopped at {offset}");
 }
