@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::api::{self, Api};
 use super::config::{Endpoints, OAuthApp, ProviderSetup};
-use super::oauth2::TokenEndpoint;
+use super::oauth2::{ClientAuth, TokenEndpoint};
 use super::{
     Deps, Download, Item, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, ProviderInfo,
     Revoked, Session,
@@ -173,6 +173,7 @@ impl Provider for Instagram {
             url: &self.endpoints.token_url,
             app: &self.app,
             read: instagram_error,
+            client_auth: ClientAuth::Form,
         };
         let short = token.exchange_code(code, redirect_uri, None).await?;
         // The short-lived token lasts an hour: swap it for the 60-day one at once.

@@ -16,13 +16,15 @@
 //! - [`api`]: the shared API client: bearer requests, rate limits waited out, error mapping,
 //!   downloads and thumbnails streamed back.
 //! - [`ratelimit`]: what a rate limit is, the wait it asks (`Retry-After`), the caps.
-//! - [`oauth2`]: the OAuth2 authorization-code and refresh-token forms.
+//! - [`oauth2`]: the consent-page spec, the OAuth2 authorization-code and refresh-token forms.
 //! - [`drive`], [`instagram`], [`r#box`], [`unsplash`], [`dropbox`], [`onedrive`], [`zoom`],
 //!   [`facebook`], [`webdav`]: the providers.
 //! - [`google_picker`]: Google Drive Picker and Photos Picker imports (`/google-picker/get`),
 //!   no sign-in here: the page's own token downloads what was picked.
 //! - [`simple_auth`]: `POST /{p}/simple-auth`, sign-in with a form (WebDAV).
 //! - [`rotation`]: one refresh at a time per session, and the newest tokens of a rotated one.
+//! - [`rotating`]: the calls Box, OneDrive and Zoom (one-use refresh tokens) share, over
+//!   [`rotation`].
 //! - [`search`]: search providers' routes and answers (`/search/{p}/list`, `/search/{p}/get`).
 //! - [`find`]: search inside a signed-in account (`/{p}/search`, Dropbox).
 //! - [`session`]: the provider session sealed in the Uppy auth token.
@@ -42,6 +44,7 @@ pub mod instagram;
 pub mod oauth2;
 pub mod onedrive;
 pub mod ratelimit;
+pub mod rotating;
 pub mod rotation;
 pub mod routes;
 pub mod search;
@@ -59,6 +62,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use config::ProvidersConfig;
+pub use oauth2::OAuthSpec;
 pub use session::Session;
 
 use crate::egress::Egress;
@@ -128,19 +132,6 @@ impl From<ProviderError> for CompanionError {
             }
         }
     }
-}
-
-/// What `/{p}/connect` needs to send the browser to the provider's consent page.
-#[derive(Clone, Debug)]
-pub struct OAuthSpec {
-    pub authorize_url: String,
-    /// Scopes, joined with `scope_separator`.
-    pub scopes: Vec<&'static str>,
-    pub scope_separator: &'static str,
-    /// Extra authorize parameters (`access_type=offline`, ...).
-    pub extra: Vec<(&'static str, &'static str)>,
-    /// Whether the provider takes a PKCE (S256) challenge.
-    pub pkce: bool,
 }
 
 /// One entry of a list answer, in Companion's shape (`ProviderListItem`).

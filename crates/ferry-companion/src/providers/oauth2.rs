@@ -1,12 +1,49 @@
-//! The standard OAuth2 token calls (RFC 6749 §4.1.3 and §6) every code-flow provider makes:
-//! a form POST to the token endpoint with the app's id and secret, answered with JSON
-//! `{access_token, refresh_token?}`. Providers with their own extra steps (Instagram's
-//! long-lived token swap) build on [`exchange_code`]; errors go through the provider's reader,
-//! or [`token_error`] for a plain OAuth2 server.
+//! What a provider's consent page needs ([`OAuthSpec`]), and the standard OAuth2 token calls
+//! (RFC 6749 §4.1.3 and §6) every code-flow provider makes: a form POST to the token endpoint
+//! with the app's id and secret, answered with JSON `{access_token, refresh_token?}`. The app's
+//! credentials go in the form, or as HTTP Basic where the provider asks it (Zoom; RFC 6749
+//! §2.3.1 allows both). Providers with their own extra steps (Instagram's long-lived token
+//! swap) build on [`exchange_code`]; errors go through the provider's reader, or
+//! [`token_error`] for a plain OAuth2 server.
 
 use super::api::{self, Api, ErrorReader, TokenAnswer};
 use super::config::OAuthApp;
 use super::{ProviderError, Session};
+
+/// What `/{p}/connect` needs to send the browser to the provider's consent page.
+#[derive(Clone, Debug)]
+pub struct OAuthSpec {
+    pub authorize_url: String,
+    /// Scopes, joined with `scope_separator`.
+    pub scopes: Vec<&'static str>,
+    pub scope_separator: &'static str,
+    /// Extra authorize parameters (`access_type=offline`, ...).
+    pub extra: Vec<(&'static str, &'static str)>,
+    /// Whether the provider takes a PKCE (S256) challenge.
+    pub pkce: bool,
+}
+
+impl OAuthSpec {
+    /// The common OAuth2 spec: `scopes` joined with spaces, no extra parameters.
+    pub fn standard(authorize_url: String, scopes: Vec<&'static str>, pkce: bool) -> Self {
+        Self {
+            authorize_url,
+            scopes,
+            scope_separator: " ",
+            extra: Vec::new(),
+            pkce,
+        }
+    }
+}
+
+/// Where a token endpoint takes the app's id and secret.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientAuth {
+    /// `client_id` and `client_secret` in the form (most providers).
+    Form,
+    /// HTTP Basic only, nothing in the form (Zoom refuses them in the body).
+    Basic,
+}
 
 /// A provider's token endpoint: where, with which app, and how its errors read.
 #[derive(Clone, Copy, Debug)]
@@ -15,11 +52,21 @@ pub struct TokenEndpoint<'a> {
     pub url: &'a str,
     pub app: &'a OAuthApp,
     pub read: ErrorReader,
+    pub client_auth: ClientAuth,
 }
 
 impl TokenEndpoint<'_> {
-    async fn call(&self, form: &[(&str, &str)]) -> Result<TokenAnswer, ProviderError> {
-        let req = self.api.client().post(self.url).form(form);
+    async fn call(&self, grant: &[(&str, &str)]) -> Result<TokenAnswer, ProviderError> {
+        let mut req = self.api.client().post(self.url);
+        let mut form = grant.to_vec();
+        match self.client_auth {
+            ClientAuth::Form => form.extend([
+                ("client_id", self.app.key.as_str()),
+                ("client_secret", self.app.secret.as_str()),
+            ]),
+            ClientAuth::Basic => req = req.basic_auth(&self.app.key, Some(&self.app.secret)),
+        }
+        let req = req.form(&form);
         let answer = self.api.json(req, self.read).await?;
         api::token_answer(&answer)
             .ok_or_else(|| ProviderError::Unreachable("token answer without access_token".into()))
@@ -35,8 +82,6 @@ impl TokenEndpoint<'_> {
         let mut form = vec![
             ("grant_type", "authorization_code"),
             ("code", code),
-            ("client_id", self.app.key.as_str()),
-            ("client_secret", self.app.secret.as_str()),
             ("redirect_uri", redirect_uri),
         ];
         if let Some(v) = verifier {
@@ -68,12 +113,7 @@ impl TokenEndpoint<'_> {
             .as_deref()
             .ok_or(ProviderError::Auth)?;
         let answer = self
-            .call(&[
-                ("grant_type", "refresh_token"),
-                ("refresh_token", refresh),
-                ("client_id", self.app.key.as_str()),
-                ("client_secret", self.app.secret.as_str()),
-            ])
+            .call(&[("grant_type", "refresh_token"), ("refresh_token", refresh)])
             .await?;
         let mut next = session.clone();
         next.access_token = answer.access_token;

@@ -5,36 +5,26 @@
 //! Box access tokens last an hour and each refresh token works once. Companion never refreshes
 //! Box sessions (its users sign in again every hour); `@uppy/box` never calls `/refresh-token`.
 //! So Ferry refreshes on the server: a call whose access token Box refuses refreshes the session
-//! once and is repeated, and the [`Rotation`] ledger lets every later request carrying the
+//! once and is repeated, and the [`Rotation`](super::rotation::Rotation) ledger lets every later request carrying the
 //! client's original (now spent) tokens use the newest ones. Ferry's own client may still call
 //! `/box/refresh-token`, which returns a token holding the rotated refresh token.
 
 mod items;
 
-use std::future::Future;
-use std::time::Duration;
-
-use reqwest::header::RANGE;
 use serde_json::Value;
 
-use super::api::{self, Answer, Api};
-use super::config::{Endpoints, OAuthApp, ProviderSetup};
-use super::oauth2::TokenEndpoint;
-use super::rotation::Rotation;
+use super::api::{self, Answer};
+use super::config::{Endpoints, ProviderSetup};
+use super::oauth2::{ClientAuth, TokenEndpoint};
+use super::rotating::{RotatingApi, RotatingSpec};
 use super::{
-    Deps, Download, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, ProviderInfo, Revoked,
-    Session,
+    Deps, Download, ListCtx, ListPage, Provider, ProviderError, ProviderInfo, Revoked, Session,
 };
-use crate::egress::Egress;
 use crate::transfer::source::ByteStream;
 
 pub use items::valid_id;
 use items::{ROOT, next_page_path};
 
-/// Box's refresh tokens last 60 days: the Uppy auth token and the rotation ledger as long.
-const SESSION_DAYS: u64 = 60;
-/// Sessions the rotation ledger remembers at most.
-const LEDGER_CAPACITY: usize = 10_000;
 /// The fields a listing needs (without `fields` Box answers names only).
 const LIST_FIELDS: &str = "id,type,name,size,modified_at";
 
@@ -51,85 +41,31 @@ pub fn default_endpoints() -> Endpoints {
 /// The Box provider.
 #[derive(Debug)]
 pub struct BoxCloud {
-    app: OAuthApp,
-    endpoints: Endpoints,
-    api: Api,
-    sources: Egress,
-    info: ProviderInfo,
-    page_size: u32,
-    rotation: Rotation,
+    oauth: RotatingApi,
 }
 
 impl BoxCloud {
     /// Box with `setup`'s app at its endpoints; `deps.sources` (the egress-policed client)
     /// fetches the download and placeholder URLs Box redirects to.
     pub fn new(setup: ProviderSetup, deps: &Deps) -> Self {
-        let info = ProviderInfo {
+        let spec = RotatingSpec {
             id: "box",
             name: "Box",
             root: ROOT,
-            oauth: OAuthSpec {
-                authorize_url: setup.endpoints.auth_url.clone(),
-                // Read all files and folders (the app's configuration must allow it).
-                scopes: vec!["root_readonly"],
-                scope_separator: " ",
-                extra: Vec::new(),
-                pkce: false,
-            },
-            client_id: setup.app.key.clone(),
-            token_max_age: (SESSION_DAYS * 24 * 3600) as i64,
-            supports_refresh: true,
+            // Read all files and folders (the app's configuration must allow it).
+            scopes: vec!["root_readonly"],
+            pkce: false,
+            // Box's refresh tokens last 60 days.
+            session_days: 60,
+            max_page: 1000,
+            prefix: "/2.0",
+            read: box_error,
+            token_read: box_error,
+            client_auth: ClientAuth::Form,
         };
         Self {
-            app: setup.app,
-            endpoints: setup.endpoints,
-            api: deps.api.clone(),
-            sources: deps.sources.clone(),
-            info,
-            page_size: deps.page_size.clamp(1, 1000),
-            rotation: Rotation::new(
-                Duration::from_secs(SESSION_DAYS * 24 * 3600),
-                LEDGER_CAPACITY,
-            ),
+            oauth: RotatingApi::new(setup, deps, spec),
         }
-    }
-
-    fn url(&self, path: &str) -> String {
-        self.endpoints.api(&format!("/2.0{path}"))
-    }
-
-    fn token_endpoint(&self) -> TokenEndpoint<'_> {
-        TokenEndpoint {
-            api: &self.api,
-            url: &self.endpoints.token_url,
-            app: &self.app,
-            read: box_error,
-        }
-    }
-
-    /// Runs `call` with the newest tokens of `session`; if Box refuses the access token, the
-    /// session is refreshed (once, shared with concurrent callers) and `call` repeated.
-    async fn authed<T, F, Fut>(&self, session: &Session, call: F) -> Result<T, ProviderError>
-    where
-        F: Fn(Session) -> Fut,
-        Fut: Future<Output = Result<T, ProviderError>>,
-    {
-        self.rotation
-            .authed(session, |s| async move { self.refresh(&s).await }, call)
-            .await
-    }
-
-    async fn get_json(
-        &self,
-        session: &Session,
-        path: &str,
-        query: &[(&str, &str)],
-    ) -> Result<Value, ProviderError> {
-        self.authed(session, |s| {
-            let req = self.api.get(self.url(path), &s.access_token).query(query);
-            self.api.json(req, box_error)
-        })
-        .await
     }
 
     async fn username(&self, session: &Session) -> Result<Option<String>, ProviderError> {
@@ -137,57 +73,21 @@ impl BoxCloud {
             return Ok(session.username.clone());
         }
         let me = self
+            .oauth
             .get_json(session, "/users/me", &[("fields", "login")])
             .await?;
         Ok(me.get("login").and_then(Value::as_str).map(str::to_owned))
-    }
-
-    /// Where Box redirects `path` (a content or thumbnail call), or its own answer.
-    async fn answer(
-        &self,
-        session: &Session,
-        path: &str,
-        query: &[(&str, &str)],
-    ) -> Result<Answer, ProviderError> {
-        self.authed(session, |s| {
-            let req = self.api.get(self.url(path), &s.access_token).query(query);
-            self.api.answer(req, box_error)
-        })
-        .await
-    }
-
-    /// A URL Box redirected to (download host, placeholder image), fetched under the egress
-    /// policy and without the user's token (these URLs are pre-authenticated).
-    async fn fetch_moved(
-        &self,
-        location: &str,
-        range_from: u64,
-    ) -> Result<reqwest::Response, ProviderError> {
-        let url = self
-            .sources
-            .check(location)
-            .map_err(|_| ProviderError::Status {
-                status: 400,
-                message: "URL not allowed".into(),
-            })?;
-        let mut req = self.sources.client().get(url);
-        if range_from > 0 {
-            req = req.header(RANGE, format!("bytes={range_from}-"));
-        }
-        req.send()
-            .await
-            .map_err(|e| ProviderError::Unreachable(e.to_string()))
     }
 }
 
 #[async_trait::async_trait]
 impl Provider for BoxCloud {
     fn info(&self) -> &ProviderInfo {
-        &self.info
+        &self.oauth.info
     }
 
     fn oauth2(&self) -> Option<TokenEndpoint<'_>> {
-        Some(self.token_endpoint())
+        Some(self.oauth.token_endpoint())
     }
 
     async fn signed_in(&self, mut session: Session) -> Result<Session, ProviderError> {
@@ -196,22 +96,19 @@ impl Provider for BoxCloud {
     }
 
     async fn refresh(&self, session: &Session) -> Result<Session, ProviderError> {
-        let endpoint = self.token_endpoint();
-        self.rotation
-            .refresh(session, |s| async move { endpoint.refresh(&s).await })
-            .await
+        self.oauth.refresh(session).await
     }
 
     async fn revoke(&self, session: &Session) -> Result<Revoked, ProviderError> {
         // The newest tokens: the client's copy may hold ones already rotated away.
-        let current = self.rotation.latest(session);
-        let req = self.api.client().post(self.endpoints.revoke_url()).form(&[
-            ("client_id", self.app.key.as_str()),
-            ("client_secret", self.app.secret.as_str()),
+        let (o, current) = (&self.oauth, self.oauth.rotation.latest(session));
+        let req = o.api.client().post(o.endpoints.revoke_url()).form(&[
+            ("client_id", o.app.key.as_str()),
+            ("client_secret", o.app.secret.as_str()),
             ("token", current.access_token.as_str()),
         ]);
-        let revoked = self.api.send(req, box_error).await.is_ok();
-        self.rotation.forget(session);
+        let revoked = o.api.send(req, box_error).await.is_ok();
+        o.rotation.forget(session);
         Ok(Revoked {
             revoked,
             manual_url: None,
@@ -229,7 +126,7 @@ impl Provider for BoxCloud {
         if !valid_id(folder) {
             return Err(ProviderError::BadRequest("Invalid folder id".into()));
         }
-        let limit = self.page_size.to_string();
+        let limit = self.oauth.page_size.to_string();
         let mut query = vec![
             ("fields", LIST_FIELDS),
             ("limit", limit.as_str()),
@@ -240,6 +137,7 @@ impl Provider for BoxCloud {
             query.push(("marker", c));
         }
         let page = self
+            .oauth
             .get_json(session, &format!("/folders/{folder}/items"), &query)
             .await?;
         let mut listed: Vec<_> = page
@@ -272,13 +170,15 @@ impl Provider for BoxCloud {
             return Err(ProviderError::BadRequest("Invalid file id".into()));
         }
         let meta = self
+            .oauth
             .get_json(session, &format!("/files/{id}"), &[("fields", "name,size")])
             .await?;
         let resp = match self
+            .oauth
             .answer(session, &format!("/files/{id}/content"), &[])
             .await?
         {
-            Answer::Moved(location) => self.fetch_moved(&location, from).await?,
+            Answer::Moved(location) => self.oauth.fetch_presigned(&location, from).await?,
             Answer::Body(resp) => resp,
         };
         if !resp.status().is_success() {
@@ -313,11 +213,12 @@ impl Provider for BoxCloud {
         // 200: the image; 202 (still generating) and 302 (no thumbnail for this type): a
         // placeholder image at `Location`.
         let resp = match self
+            .oauth
             .answer(session, &format!("/files/{id}/thumbnail.jpg"), &query)
             .await?
         {
             Answer::Body(resp) => resp,
-            Answer::Moved(location) => self.fetch_moved(&location, 0).await?,
+            Answer::Moved(location) => self.oauth.fetch_presigned(&location, 0).await?,
         };
         api::stream_image(resp)
     }

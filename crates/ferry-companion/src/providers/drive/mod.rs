@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::api::{self, Api};
 use super::config::{Endpoints, OAuthApp, ProviderSetup};
-use super::oauth2::{self, TokenEndpoint};
+use super::oauth2::{self, ClientAuth, TokenEndpoint};
 use super::{
     Deps, Download, Item, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, ProviderInfo,
     REFRESHABLE_MAX_AGE, Revoked, Session,
@@ -156,6 +156,7 @@ impl Drive {
             url: &self.endpoints.token_url,
             app: &self.app,
             read: google_error,
+            client_auth: ClientAuth::Form,
         }
     }
 }

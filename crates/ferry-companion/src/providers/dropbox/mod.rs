@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::api::{self, Api};
 use super::config::{Endpoints, OAuthApp, ProviderSetup};
-use super::oauth2::{self, TokenEndpoint};
+use super::oauth2::{self, ClientAuth, TokenEndpoint};
 use super::{
     Deps, Download, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, ProviderInfo,
     REFRESHABLE_MAX_AGE, Revoked, Session,
@@ -97,6 +97,7 @@ impl Dropbox {
             url: &self.endpoints.token_url,
             app: &self.app,
             read: dropbox_error,
+            client_auth: ClientAuth::Form,
         }
     }
 

@@ -21,7 +21,7 @@ use sha2::Sha256;
 
 use super::api::{self, Api};
 use super::config::{Endpoints, OAuthApp, ProviderSetup};
-use super::oauth2::TokenEndpoint;
+use super::oauth2::{ClientAuth, TokenEndpoint};
 use super::{
     Deps, Download, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, ProviderInfo, Revoked,
     Session,
@@ -193,6 +193,7 @@ impl Provider for Facebook {
             url: &token_url,
             app: &self.app,
             read: graph_error,
+            client_auth: ClientAuth::Form,
         };
         let short = endpoint.exchange_code(code, redirect_uri, None).await?;
         let req = self.api.client().get(&token_url).query(&[

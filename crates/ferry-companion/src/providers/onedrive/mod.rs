@@ -5,32 +5,23 @@
 //! `@odata.nextLink`'s `$skiptoken`; files download through Graph's content redirect (resumed
 //! with `Range`). A refused access token is refreshed on the server once, shared by every
 //! request that finds it expired (a 5,000-file batch keeps going, uppy#5995), through the same
-//! [`Rotation`] ledger as Box, since Microsoft returns a new refresh token on each refresh.
+//! [`Rotation`](super::rotation::Rotation) ledger as Box, since Microsoft returns a new refresh token on each refresh.
 
 mod items;
 
-use std::future::Future;
-use std::time::Duration;
-
-use reqwest::header::RANGE;
 use serde_json::Value;
 
-use super::api::{self, Answer, Api};
-use super::config::{Endpoints, OAuthApp, ProviderSetup};
-use super::oauth2::TokenEndpoint;
-use super::rotation::Rotation;
+use super::api::{self, Answer};
+use super::config::{Endpoints, ProviderSetup};
+use super::oauth2::{ClientAuth, TokenEndpoint};
+use super::rotating::{RotatingApi, RotatingSpec};
 use super::{
-    Deps, Download, Item, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, ProviderInfo,
-    Revoked, Session,
+    Deps, Download, Item, ListCtx, ListPage, Provider, ProviderError, ProviderInfo, Revoked,
+    Session,
 };
-use crate::egress::Egress;
 use crate::transfer::source::ByteStream;
 
 use items::{Place, SHARED, SITES};
-
-/// Microsoft's refresh tokens last 90 days (sliding): the Uppy auth token and the ledger too.
-const SESSION_DAYS: u64 = 90;
-const LEDGER_CAPACITY: usize = 10_000;
 
 /// Microsoft's endpoints: `api_url` is Graph's host (`/v1.0/...` is appended).
 pub fn default_endpoints() -> Endpoints {
@@ -44,95 +35,42 @@ pub fn default_endpoints() -> Endpoints {
 /// The OneDrive / SharePoint provider.
 #[derive(Debug)]
 pub struct OneDrive {
-    app: OAuthApp,
-    endpoints: Endpoints,
-    api: Api,
-    sources: Egress,
-    info: ProviderInfo,
-    page_size: u32,
-    rotation: Rotation,
+    oauth: RotatingApi,
 }
 
 impl OneDrive {
     /// OneDrive with `setup`'s app at its endpoints; `deps.sources` fetches the download URLs
     /// Graph redirects to.
     pub fn new(setup: ProviderSetup, deps: &Deps) -> Self {
-        let info = ProviderInfo {
+        let spec = RotatingSpec {
             id: "onedrive",
             name: "OneDrive",
             root: "root",
-            oauth: OAuthSpec {
-                authorize_url: setup.endpoints.auth_url.clone(),
-                scopes: vec![
-                    "offline_access",
-                    "User.Read",
-                    "Files.Read.All",
-                    "Sites.Read.All",
-                ],
-                scope_separator: " ",
-                extra: Vec::new(),
-                pkce: true,
-            },
-            client_id: setup.app.key.clone(),
-            token_max_age: (SESSION_DAYS * 24 * 3600) as i64,
-            supports_refresh: true,
+            scopes: vec![
+                "offline_access",
+                "User.Read",
+                "Files.Read.All",
+                "Sites.Read.All",
+            ],
+            pkce: true,
+            // Microsoft's refresh tokens last 90 days (sliding).
+            session_days: 90,
+            max_page: 999,
+            prefix: "/v1.0",
+            read: graph_error,
+            token_read: graph_error,
+            client_auth: ClientAuth::Form,
         };
         Self {
-            app: setup.app,
-            endpoints: setup.endpoints,
-            api: deps.api.clone(),
-            sources: deps.sources.clone(),
-            info,
-            page_size: deps.page_size.clamp(1, 999),
-            rotation: Rotation::new(
-                Duration::from_secs(SESSION_DAYS * 24 * 3600),
-                LEDGER_CAPACITY,
-            ),
+            oauth: RotatingApi::new(setup, deps, spec),
         }
-    }
-
-    fn url(&self, path: &str) -> String {
-        self.endpoints.api(&format!("/v1.0{path}"))
-    }
-
-    fn token_endpoint(&self) -> TokenEndpoint<'_> {
-        TokenEndpoint {
-            api: &self.api,
-            url: &self.endpoints.token_url,
-            app: &self.app,
-            read: graph_error,
-        }
-    }
-
-    /// Runs `call` with the newest tokens of `session`, refreshing once if Graph refuses them.
-    async fn authed<T, F, Fut>(&self, session: &Session, call: F) -> Result<T, ProviderError>
-    where
-        F: Fn(Session) -> Fut,
-        Fut: Future<Output = Result<T, ProviderError>>,
-    {
-        self.rotation
-            .authed(session, |s| async move { self.refresh(&s).await }, call)
-            .await
-    }
-
-    async fn get_json(
-        &self,
-        session: &Session,
-        path: &str,
-        query: &[(&str, &str)],
-    ) -> Result<Value, ProviderError> {
-        self.authed(session, |s| {
-            let req = self.api.get(self.url(path), &s.access_token).query(query);
-            self.api.json(req, graph_error)
-        })
-        .await
     }
 
     async fn username(&self, session: &Session) -> Result<Option<String>, ProviderError> {
         if session.username.is_some() {
             return Ok(session.username.clone());
         }
-        let me = self.get_json(session, "/me", &[]).await?;
+        let me = self.oauth.get_json(session, "/me", &[]).await?;
         Ok(["mail", "userPrincipalName"]
             .iter()
             .find_map(|k| me.get(*k).and_then(Value::as_str))
@@ -148,7 +86,7 @@ impl OneDrive {
         query: &[(&str, &str)],
     ) -> Result<Vec<Value>, ProviderError> {
         let mut out = Vec::new();
-        let mut page = self.get_json(session, path, query).await?;
+        let mut page = self.oauth.get_json(session, path, query).await?;
         for _ in 0..50 {
             out.extend(
                 page.get("value")
@@ -160,16 +98,11 @@ impl OneDrive {
             let Some(next) = page.get("@odata.nextLink").and_then(Value::as_str) else {
                 break;
             };
-            let Some(rest) = next.strip_prefix(&self.url("")) else {
+            let Some(rest) = next.strip_prefix(&self.oauth.url("")) else {
                 break;
             };
             let rest = rest.to_owned();
-            page = self
-                .authed(session, |s| {
-                    let req = self.api.get(self.url(&rest), &s.access_token);
-                    self.api.json(req, graph_error)
-                })
-                .await?;
+            page = self.oauth.get_json(session, &rest, &[]).await?;
         }
         Ok(out)
     }
@@ -181,6 +114,7 @@ impl OneDrive {
             items::folder(SITES, "SharePoint sites", "sites"),
         ];
         let own = self
+            .oauth
             .get_json(session, "/me/drive", &[("$select", "id")])
             .await?;
         let own = own
@@ -207,12 +141,12 @@ impl OneDrive {
         path: &str,
         cursor: Option<&str>,
     ) -> Result<Value, ProviderError> {
-        let top = self.page_size.to_string();
+        let top = self.oauth.page_size.to_string();
         let mut query = vec![("$top", top.as_str()), ("$expand", "thumbnails")];
         if let Some(c) = cursor {
             query.push(("$skiptoken", c));
         }
-        self.get_json(session, path, &query).await
+        self.oauth.get_json(session, path, &query).await
     }
 
     async fn list_sites(&self, session: &Session) -> Result<Vec<Item>, ProviderError> {
@@ -257,11 +191,11 @@ impl OneDrive {
 #[async_trait::async_trait]
 impl Provider for OneDrive {
     fn info(&self) -> &ProviderInfo {
-        &self.info
+        &self.oauth.info
     }
 
     fn oauth2(&self) -> Option<TokenEndpoint<'_>> {
-        Some(self.token_endpoint())
+        Some(self.oauth.token_endpoint())
     }
 
     async fn signed_in(&self, mut session: Session) -> Result<Session, ProviderError> {
@@ -270,15 +204,12 @@ impl Provider for OneDrive {
     }
 
     async fn refresh(&self, session: &Session) -> Result<Session, ProviderError> {
-        let endpoint = self.token_endpoint();
-        self.rotation
-            .refresh(session, |s| async move { endpoint.refresh(&s).await })
-            .await
+        self.oauth.refresh(session).await
     }
 
     async fn revoke(&self, session: &Session) -> Result<Revoked, ProviderError> {
         // Microsoft has no revocation endpoint for a single app's tokens.
-        self.rotation.forget(session);
+        self.oauth.rotation.forget(session);
         Ok(Revoked {
             revoked: false,
             manual_url: Some("https://account.live.com/consent/Manage"),
@@ -353,6 +284,7 @@ impl Provider for OneDrive {
     ) -> Result<Download, ProviderError> {
         let (drive, item) = items::file(id)?;
         let meta = self
+            .oauth
             .get_json(
                 session,
                 &format!("/drives/{drive}/items/{item}"),
@@ -364,30 +296,9 @@ impl Provider for OneDrive {
                 "A folder cannot be downloaded; open it and pick its files".into(),
             ));
         }
-        let answer = self
-            .authed(session, |s| {
-                let url = self.url(&format!("/drives/{drive}/items/{item}/content"));
-                let req = self.api.get(url, &s.access_token);
-                self.api.answer(req, graph_error)
-            })
-            .await?;
-        let resp = match answer {
-            Answer::Moved(location) => {
-                let url = self
-                    .sources
-                    .check(&location)
-                    .map_err(|_| ProviderError::Status {
-                        status: 400,
-                        message: "URL not allowed".into(),
-                    })?;
-                let mut req = self.sources.client().get(url);
-                if from > 0 {
-                    req = req.header(RANGE, format!("bytes={from}-"));
-                }
-                req.send()
-                    .await
-                    .map_err(|e| ProviderError::Unreachable(e.to_string()))?
-            }
+        let content = format!("/drives/{drive}/items/{item}/content");
+        let resp = match self.oauth.answer(session, &content, &[]).await? {
+            Answer::Moved(location) => self.oauth.fetch_presigned(&location, from).await?,
             Answer::Body(resp) => resp,
         };
         if !resp.status().is_success() {
@@ -412,6 +323,7 @@ impl Provider for OneDrive {
     ) -> Result<(String, ByteStream), ProviderError> {
         let (drive, item) = items::file(id)?;
         let meta = self
+            .oauth
             .get_json(
                 session,
                 &format!("/drives/{drive}/items/{item}"),
@@ -425,20 +337,7 @@ impl Provider for OneDrive {
                 status: 404,
                 message: "This file has no thumbnail".into(),
             })?;
-        let url = self
-            .sources
-            .check(link)
-            .map_err(|_| ProviderError::Status {
-                status: 400,
-                message: "URL not allowed".into(),
-            })?;
-        let resp = self
-            .sources
-            .client()
-            .get(url)
-            .send()
-            .await
-            .map_err(|e| ProviderError::Unreachable(e.to_string()))?;
+        let resp = self.oauth.fetch_presigned(link, 0).await?;
         api::stream_image(resp)
     }
 }

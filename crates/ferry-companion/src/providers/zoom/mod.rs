@@ -8,36 +8,28 @@
 //!
 //! Zoom access tokens last an hour and every refresh returns a new refresh token, the old one
 //! retired. Like Box, Ferry refreshes on the server when Zoom refuses the access token, once per
-//! session ([`Rotation`]), so a client holding its original token keeps working. The token
+//! session ([`Rotation`](super::rotation::Rotation)), so a client holding its original token keeps working. The token
 //! endpoint takes the app's credentials as HTTP Basic (Zoom's documented form), not in the body.
 
 mod errors;
 mod items;
 
-use std::future::Future;
-use std::time::Duration;
-
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::header::RANGE;
 use serde_json::Value;
 
-use super::api::{self, Answer, Api, TokenAnswer};
-use super::config::{Endpoints, OAuthApp, ProviderSetup};
-use super::rotation::Rotation;
+use super::api::{self, Answer};
+use super::config::{Endpoints, ProviderSetup};
+use super::oauth2::{ClientAuth, TokenEndpoint};
+use super::rotating::{RotatingApi, RotatingSpec};
 use super::{
-    Deps, Download, ListCtx, ListPage, OAuthSpec, Provider, ProviderError, ProviderInfo, Revoked,
-    Session,
+    Deps, Download, ListCtx, ListPage, Provider, ProviderError, ProviderInfo, Revoked, Session,
 };
-use crate::egress::Egress;
 use crate::transfer::source::ByteStream;
 
 use errors::{token_error, zoom_error};
 use items::{Folder, YearCursor};
 
-/// Zoom's refresh tokens last 90 days: the Uppy auth token and the rotation ledger as long.
-const SESSION_DAYS: u64 = 90;
-/// Sessions the rotation ledger remembers at most.
-const LEDGER_CAPACITY: usize = 10_000;
 /// Zoom calls one year's listing may make before answering (twelve empty months, and a few
 /// pages of meetings without finished recordings).
 const MAX_CALLS_PER_PAGE: usize = 24;
@@ -55,100 +47,44 @@ pub fn default_endpoints() -> Endpoints {
 /// The Zoom provider.
 #[derive(Debug)]
 pub struct Zoom {
-    app: OAuthApp,
-    endpoints: Endpoints,
-    api: Api,
-    sources: Egress,
-    info: ProviderInfo,
-    page_size: u32,
-    rotation: Rotation,
+    oauth: RotatingApi,
 }
 
 impl Zoom {
     /// Zoom with `setup`'s app at its endpoints; `deps.sources` (the egress-policed client)
     /// fetches the storage URLs Zoom's download URLs redirect to.
     pub fn new(setup: ProviderSetup, deps: &Deps) -> Self {
-        let info = ProviderInfo {
+        let spec = RotatingSpec {
             id: "zoom",
             name: "Zoom",
             root: "",
-            oauth: OAuthSpec {
-                authorize_url: setup.endpoints.auth_url.clone(),
-                // Scopes are set in the app's settings on the Zoom App Marketplace.
-                scopes: Vec::new(),
-                scope_separator: " ",
-                extra: Vec::new(),
-                pkce: false,
-            },
-            client_id: setup.app.key.clone(),
-            token_max_age: (SESSION_DAYS * 24 * 3600) as i64,
-            supports_refresh: true,
+            // Scopes are set in the app's settings on the Zoom App Marketplace.
+            scopes: Vec::new(),
+            pkce: false,
+            // Zoom's refresh tokens last 90 days.
+            session_days: 90,
+            max_page: 300,
+            prefix: "/v2",
+            read: zoom_error,
+            token_read: token_error,
+            client_auth: ClientAuth::Basic,
         };
         Self {
-            app: setup.app,
-            endpoints: setup.endpoints,
-            api: deps.api.clone(),
-            sources: deps.sources.clone(),
-            info,
-            page_size: deps.page_size.clamp(1, 300),
-            rotation: Rotation::new(
-                Duration::from_secs(SESSION_DAYS * 24 * 3600),
-                LEDGER_CAPACITY,
-            ),
+            oauth: RotatingApi::new(setup, deps, spec),
         }
-    }
-
-    fn url(&self, path: &str) -> String {
-        self.endpoints.api(&format!("/v2{path}"))
-    }
-
-    /// A token endpoint call, the app's credentials as HTTP Basic.
-    async fn token_call(&self, form: &[(&str, &str)]) -> Result<TokenAnswer, ProviderError> {
-        let req = self
-            .api
-            .client()
-            .post(&self.endpoints.token_url)
-            .basic_auth(&self.app.key, Some(&self.app.secret))
-            .form(form);
-        let answer = self.api.json(req, token_error).await?;
-        api::token_answer(&answer)
-            .ok_or_else(|| ProviderError::Unreachable("token answer without access_token".into()))
-    }
-
-    /// Runs `call` with the newest tokens of `session`, refreshing once if Zoom refuses them.
-    async fn authed<T, F, Fut>(&self, session: &Session, call: F) -> Result<T, ProviderError>
-    where
-        F: Fn(Session) -> Fut,
-        Fut: Future<Output = Result<T, ProviderError>>,
-    {
-        self.rotation
-            .authed(session, |s| async move { self.refresh(&s).await }, call)
-            .await
-    }
-
-    async fn get_json(
-        &self,
-        session: &Session,
-        path: &str,
-        query: &[(&str, &str)],
-    ) -> Result<Value, ProviderError> {
-        self.authed(session, |s| {
-            let req = self.api.get(self.url(path), &s.access_token).query(query);
-            self.api.json(req, zoom_error)
-        })
-        .await
     }
 
     /// `users/me`: email (the username) and the account's creation date.
     async fn me(&self, session: &Session) -> Result<Value, ProviderError> {
-        self.get_json(session, "/users/me", &[]).await
+        self.oauth.get_json(session, "/users/me", &[]).await
     }
 
     /// A meeting's recordings. UUIDs are always double-encoded: Zoom asks it of those with `/`.
     async fn recordings(&self, session: &Session, uuid: &str) -> Result<Value, ProviderError> {
         let once = utf8_percent_encode(uuid, NON_ALPHANUMERIC).to_string();
         let twice = utf8_percent_encode(&once, NON_ALPHANUMERIC).to_string();
-        self.get_json(session, &format!("/meetings/{twice}/recordings"), &[])
+        self.oauth
+            .get_json(session, &format!("/meetings/{twice}/recordings"), &[])
             .await
     }
 
@@ -170,7 +106,7 @@ impl Zoom {
                 None => return Ok((Vec::new(), None)),
             },
         };
-        let size = self.page_size.to_string();
+        let size = self.oauth.page_size.to_string();
         let mut listed = Vec::new();
         for _ in 0..MAX_CALLS_PER_PAGE {
             let (from, to) = items::month_range(year, at.month)
@@ -181,6 +117,7 @@ impl Zoom {
                 query.push(("next_page_token", t.as_str()));
             }
             let page = self
+                .oauth
                 .get_json(session, "/users/me/recordings", &query)
                 .await?;
             listed.extend(
@@ -228,34 +165,20 @@ impl Zoom {
                 status: 502,
                 message: "Zoom returned a download URL off its own hosts".into(),
             })?;
-        let answer = self
+        let o = &self.oauth;
+        let answer = o
             .authed(session, |s| {
-                let mut req = self.api.get(url.to_string(), &s.access_token);
+                let mut req = o.api.get(url.to_string(), &s.access_token);
                 if from > 0 {
                     req = req.header(RANGE, format!("bytes={from}-"));
                 }
-                self.api.answer(req, zoom_error)
+                o.api.answer(req, zoom_error)
             })
             .await?;
         match answer {
             Answer::Body(resp) => Ok(resp),
-            Answer::Moved(location) => {
-                // Zoom's storage link is pre-signed: fetched without the token, under egress rules.
-                let url = self
-                    .sources
-                    .check(&location)
-                    .map_err(|_| ProviderError::Status {
-                        status: 400,
-                        message: "URL not allowed".into(),
-                    })?;
-                let mut req = self.sources.client().get(url);
-                if from > 0 {
-                    req = req.header(RANGE, format!("bytes={from}-"));
-                }
-                req.send()
-                    .await
-                    .map_err(|e| ProviderError::Unreachable(e.to_string()))
-            }
+            // Zoom's storage link is pre-signed: fetched without the token, under egress rules.
+            Answer::Moved(location) => o.fetch_presigned(&location, from).await,
         }
     }
 
@@ -263,7 +186,8 @@ impl Zoom {
         let Some(host) = u.host_str() else {
             return false;
         };
-        let configured = [&self.endpoints.api_url, &self.endpoints.token_url]
+        let endpoints = &self.oauth.endpoints;
+        let configured = [&endpoints.api_url, &endpoints.token_url]
             .into_iter()
             .filter_map(|c| url::Url::parse(c).ok())
             .any(|c| c.origin() == u.origin());
@@ -274,63 +198,37 @@ impl Zoom {
 #[async_trait::async_trait]
 impl Provider for Zoom {
     fn info(&self) -> &ProviderInfo {
-        &self.info
+        &self.oauth.info
     }
 
-    async fn exchange_code(
-        &self,
-        code: &str,
-        redirect_uri: &str,
-        _verifier: Option<&str>,
-    ) -> Result<Session, ProviderError> {
-        let answer = self
-            .token_call(&[
-                ("grant_type", "authorization_code"),
-                ("code", code),
-                ("redirect_uri", redirect_uri),
-            ])
-            .await?;
-        let mut session = Session {
-            access_token: answer.access_token,
-            refresh_token: answer.refresh_token,
-            ..Session::default()
-        };
+    fn oauth2(&self) -> Option<TokenEndpoint<'_>> {
+        Some(self.oauth.token_endpoint())
+    }
+
+    async fn signed_in(&self, mut session: Session) -> Result<Session, ProviderError> {
         let me = self.me(&session).await?;
         session.username = me.get("email").and_then(Value::as_str).map(str::to_owned);
         Ok(session)
     }
 
     async fn refresh(&self, session: &Session) -> Result<Session, ProviderError> {
-        self.rotation
-            .refresh(session, |s| async move {
-                let refresh = s.refresh_token.as_deref().ok_or(ProviderError::Auth)?;
-                let answer = self
-                    .token_call(&[("grant_type", "refresh_token"), ("refresh_token", refresh)])
-                    .await?;
-                let mut next = s.clone();
-                next.access_token = answer.access_token;
-                if let Some(rotated) = answer.refresh_token {
-                    next.refresh_token = Some(rotated);
-                }
-                Ok(next)
-            })
-            .await
+        self.oauth.refresh(session).await
     }
 
     async fn revoke(&self, session: &Session) -> Result<Revoked, ProviderError> {
         // The newest tokens: the client's copy may hold ones already rotated away.
-        let current = self.rotation.latest(session);
-        let req = self
+        let (o, current) = (&self.oauth, self.oauth.rotation.latest(session));
+        let req = o
             .api
             .client()
-            .post(self.endpoints.revoke_url())
-            .basic_auth(&self.app.key, Some(&self.app.secret))
+            .post(o.endpoints.revoke_url())
+            .basic_auth(&o.app.key, Some(&o.app.secret))
             .query(&[("token", current.access_token.as_str())]);
-        let revoked = match self.api.json(req, token_error).await {
+        let revoked = match o.api.json(req, token_error).await {
             Ok(v) => v.get("status").and_then(Value::as_str) == Some("success"),
             Err(_) => false,
         };
-        self.rotation.forget(session);
+        o.rotation.forget(session);
         Ok(Revoked {
             revoked,
             manual_url: None,
