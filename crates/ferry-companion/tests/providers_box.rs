@@ -10,18 +10,13 @@ use std::sync::atomic::Ordering;
 
 use common::providers::*;
 use common::ratelimit;
+use common::rotating;
 use ferry_testkit::garage::Garage;
 use ferry_testkit::{random_bytes, sha256_hex};
-use serde_json::{Value, json};
-
-const UNAUTHORIZED: &str = "HTTP 401: invalid access token detected by Provider";
+use serde_json::Value;
 
 fn tokens(token: &str) -> (String, String) {
-    let s = session_of("box", token);
-    (
-        s["accessToken"].as_str().expect("access").to_owned(),
-        s["refreshToken"].as_str().expect("refresh").to_owned(),
-    )
+    rotating::tokens("box", token)
 }
 
 async fn import(env: &Env, id: &str, token: &str, size: usize) -> (u16, Value) {
@@ -174,22 +169,7 @@ async fn box_import_into_s3_multipart_is_byte_exact() {
     let data = random_bytes(6 * 1024 * 1024 + 7);
     let id = env.boxed.state.add_file("0", "big.bin", data.clone());
     let login = login(&env, "box", APP, None).await;
-    let body = json!({"fileId": id, "protocol": "s3-multipart", "size": data.len(),
-        "metadata": {"name": "big.bin", "type": "application/octet-stream"}});
-    let (status, answer) = post(&env, &format!("/box/get/{id}"), Some(&login.token), body).await;
-    assert_eq!(status, 200, "{answer}");
-    let mut ws = common::socket(&env.companion, answer["token"].as_str().expect("token")).await;
-    let (last, _) = common::finish(&mut ws).await;
-    assert_eq!(last["action"], "success", "{last}");
-    let text = last["payload"]["response"]["responseText"]
-        .as_str()
-        .expect("responseText");
-    let key = serde_json::from_str::<Value>(text).expect("json")["key"]
-        .as_str()
-        .expect("key")
-        .to_owned();
-    let stored = garage.get_object(&key).await.expect("object");
-    assert_eq!(sha256_hex(&stored), sha256_hex(&data));
+    common::s3::provider_import_exact(&env, &garage, "box", &id, &login.token, &data).await;
 }
 
 #[tokio::test]
@@ -237,10 +217,7 @@ async fn an_access_token_expiring_mid_list_is_refreshed_once_and_the_rotation_re
 
     // Ferry's own client may refresh through the route: its new token holds the live
     // refresh token, and the stale copy keeps following.
-    let (status, body) = post(&env, "/box/refresh-token", Some(&login.token), json!({})).await;
-    assert_eq!(status, 200, "{body}");
-    let (a3, r3) = tokens(body["uppyAuthToken"].as_str().expect("token"));
-    assert!(b.access_token_live(&a3) && b.refresh_token_live(&r3));
+    rotating::the_refresh_route_hands_out_the_live_tokens(&env, "box", &**b, &login.token, 2).await;
     let (status, _) = get(&env, "/box/list/", Some(&login.token)).await;
     assert_eq!(status, 200);
     assert_eq!(b.refreshes.load(Ordering::SeqCst), 2);
@@ -267,62 +244,21 @@ async fn an_access_token_expiring_mid_import_batch_is_refreshed_once() {
 #[tokio::test]
 async fn a_refused_refresh_is_authorization_required() {
     let env = start().await;
-    let b = &env.boxed.state;
-    let login = login(&env, "box", APP, None).await;
-    let (a1, _) = tokens(&login.token);
-    b.faults.revoke_refresh.store(true, Ordering::SeqCst);
-    b.expire(&a1);
-    let (status, body) = get(&env, "/box/list/", Some(&login.token)).await;
-    assert_eq!(
-        (status, body["message"].as_str()),
-        (401, Some(UNAUTHORIZED))
-    );
-    let (status, _) = post(&env, "/box/refresh-token", Some(&login.token), json!({})).await;
-    assert_eq!(status, 401);
+    rotating::a_refused_refresh_is_authorization_required(&env, "box", &*env.boxed.state).await;
 }
 
 #[tokio::test]
 async fn logout_revokes_the_newest_tokens_of_a_rotated_session() {
     let env = start().await;
-    let b = &env.boxed.state;
-    let login = login(&env, "box", APP, None).await;
-    let (a1, _) = tokens(&login.token);
-    b.expire(&a1);
-    let (status, _) = get(&env, "/box/list/", Some(&login.token)).await;
-    assert_eq!(status, 200);
-    let (status, body) = get(&env, "/box/logout", Some(&login.token)).await;
-    assert_eq!((status, body), (200, json!({"ok": true, "revoked": true})));
-    let revoked = b.revoked.lock().expect("revoked").clone();
-    assert_eq!(revoked.len(), 1);
-    assert_ne!(
-        revoked[0], a1,
-        "the rotated access token, not the spent one"
-    );
-    assert!(!b.access_token_live(&revoked[0]));
-    let (status, body) = get(&env, "/box/list/", Some(&login.token)).await;
-    assert_eq!(
-        (status, body["message"].as_str()),
-        (401, Some(UNAUTHORIZED))
-    );
+    let b = &*env.boxed.state;
+    rotating::logout_revokes_the_newest_tokens_of_a_rotated_session(&env, "box", b).await;
 }
 
 #[tokio::test]
 async fn rate_limits_back_off_then_answer_429() {
     let env = start().await;
-    let b = &env.boxed.state;
-    let login = login(&env, "box", APP, None).await;
-    b.faults.too_many.store(2, Ordering::SeqCst);
-    let (status, body) = get(&env, "/box/list/", Some(&login.token)).await;
-    assert_eq!(status, 200, "{body}");
-    b.faults.too_many.store(100, Ordering::SeqCst);
-    let (status, body) = get(&env, "/box/list/", Some(&login.token)).await;
-    assert_eq!(
-        (status, body),
-        (
-            429,
-            json!({"message": "Box is limiting requests; retrying in 1 s", "retryAfter": 1})
-        )
-    );
+    let f = &env.boxed.state.faults;
+    rotating::rate_limits_back_off_then_answer_429(&env, "box", "Box", f).await;
 }
 
 #[tokio::test(start_paused = true)]

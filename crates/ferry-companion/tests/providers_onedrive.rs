@@ -266,27 +266,8 @@ async fn onedrive_import_into_s3_multipart_is_byte_exact() {
     );
     let login = login(&env, "onedrive", APP, None).await;
     let id = format!("{}~{file}", g.my_drive);
-    let body = json!({"fileId": "x", "protocol": "s3-multipart", "size": data.len(),
-        "metadata": {"name": "big.bin", "type": "application/octet-stream"}});
-    let (status, answer) = post(
-        &env,
-        &format!("/onedrive/get/{id}"),
-        Some(&login.token),
-        body,
-    )
-    .await;
-    assert_eq!(status, 200, "{answer}");
-    let mut ws = common::socket(&env.companion, answer["token"].as_str().expect("token")).await;
-    let (last, _) = common::finish(&mut ws).await;
-    assert_eq!(last["action"], "success", "{last}");
-    let text = last["payload"]["response"]["responseText"]
-        .as_str()
-        .expect("responseText");
-    let key = serde_json::from_str::<Value>(text).expect("json")["key"]
-        .as_str()
-        .expect("key")
-        .to_owned();
+    let key =
+        common::s3::provider_import_exact(&env, &garage, "onedrive", &id, &login.token, &data)
+            .await;
     assert!(key.starts_with("onedrive/"), "{key}");
-    let stored = garage.get_object(&key).await.expect("object");
-    assert_eq!(sha256_hex(&stored), sha256_hex(&data));
 }

@@ -12,22 +12,18 @@ use std::sync::atomic::Ordering;
 
 use common::providers::*;
 use common::ratelimit;
+use common::rotating;
 use ferry_testkit::fake::zoom::ZoomFile;
 use ferry_testkit::{random_bytes, sha256_hex};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-const UNAUTHORIZED: &str = "HTTP 401: invalid access token detected by Provider";
 /// A meeting UUID starting with `/` and holding `//`, which Zoom wants double-encoded.
 const SLASHED: &str = "/B3dE//fGh+1jKlMnOpQrS==";
 /// [`SLASHED`] in a request path (encoded once; ferry encodes it again for Zoom).
 const SLASHED_PATH: &str = "%2FB3dE%2F%2FfGh%2B1jKlMnOpQrS%3D%3D";
 
 fn tokens(token: &str) -> (String, String) {
-    let s = session_of("zoom", token);
-    (
-        s["accessToken"].as_str().expect("access").to_owned(),
-        s["refreshToken"].as_str().expect("refresh").to_owned(),
-    )
+    rotating::tokens("zoom", token)
 }
 
 fn this_year() -> i16 {
@@ -241,72 +237,28 @@ async fn an_expired_access_token_is_refreshed_once_and_the_rotation_remembered()
     assert_eq!(z.refreshes.load(Ordering::SeqCst), 1);
 
     // `/zoom/refresh-token` hands out a token holding the live refresh token.
-    let (status, body) = post(&env, "/zoom/refresh-token", Some(&login.token), json!({})).await;
-    assert_eq!(status, 200, "{body}");
-    let (a3, r3) = tokens(body["uppyAuthToken"].as_str().expect("token"));
-    assert!(z.access_token_live(&a3) && z.refresh_token_live(&r3));
-    assert_eq!(z.refreshes.load(Ordering::SeqCst), 2);
+    rotating::the_refresh_route_hands_out_the_live_tokens(&env, "zoom", &**z, &login.token, 2)
+        .await;
 }
 
 #[tokio::test]
 async fn a_refused_refresh_is_authorization_required() {
     let env = start().await;
-    let z = &env.zoom.state;
-    let login = login(&env, "zoom", APP, None).await;
-    let (a1, _) = tokens(&login.token);
-    z.faults.revoke_refresh.store(true, Ordering::SeqCst);
-    z.expire(&a1);
-    let (status, body) = get(&env, "/zoom/list/", Some(&login.token)).await;
-    assert_eq!(
-        (status, body["message"].as_str()),
-        (401, Some(UNAUTHORIZED))
-    );
-    let (status, _) = post(&env, "/zoom/refresh-token", Some(&login.token), json!({})).await;
-    assert_eq!(status, 401);
+    rotating::a_refused_refresh_is_authorization_required(&env, "zoom", &*env.zoom.state).await;
 }
 
 #[tokio::test]
 async fn logout_revokes_the_newest_tokens_of_a_rotated_session() {
     let env = start().await;
-    let z = &env.zoom.state;
-    let login = login(&env, "zoom", APP, None).await;
-    let (a1, _) = tokens(&login.token);
-    z.expire(&a1);
-    let (status, _) = get(&env, "/zoom/list/", Some(&login.token)).await;
-    assert_eq!(status, 200);
-    let (status, body) = get(&env, "/zoom/logout", Some(&login.token)).await;
-    assert_eq!((status, body), (200, json!({"ok": true, "revoked": true})));
-    let revoked = z.revoked.lock().expect("revoked").clone();
-    assert_eq!(revoked.len(), 1);
-    assert_ne!(
-        revoked[0], a1,
-        "the rotated access token, not the spent one"
-    );
-    assert!(!z.access_token_live(&revoked[0]));
-    let (status, body) = get(&env, "/zoom/list/", Some(&login.token)).await;
-    assert_eq!(
-        (status, body["message"].as_str()),
-        (401, Some(UNAUTHORIZED))
-    );
+    let z = &*env.zoom.state;
+    rotating::logout_revokes_the_newest_tokens_of_a_rotated_session(&env, "zoom", z).await;
 }
 
 #[tokio::test]
 async fn rate_limits_back_off_then_answer_429() {
     let env = start().await;
-    let z = &env.zoom.state;
-    let login = login(&env, "zoom", APP, None).await;
-    z.faults.too_many.store(2, Ordering::SeqCst);
-    let (status, body) = get(&env, "/zoom/list/", Some(&login.token)).await;
-    assert_eq!(status, 200, "{body}");
-    z.faults.too_many.store(100, Ordering::SeqCst);
-    let (status, body) = get(&env, "/zoom/list/", Some(&login.token)).await;
-    assert_eq!(
-        (status, body),
-        (
-            429,
-            json!({"message": "Zoom is limiting requests; retrying in 1 s", "retryAfter": 1})
-        )
-    );
+    let f = &env.zoom.state.faults;
+    rotating::rate_limits_back_off_then_answer_429(&env, "zoom", "Zoom", f).await;
 }
 
 #[tokio::test(start_paused = true)]

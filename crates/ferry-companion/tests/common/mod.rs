@@ -2,11 +2,13 @@
 //! companion on `127.0.0.1:0` with a fixed-table resolver, real tus and form destinations, and a
 //! websocket client; [`providers`] the provider setup (fake Google and Instagram, the OAuth walk);
 //! [`s3`] a Garage bucket as the S3 destination and the `/s3/*` route fixture; [`ratelimit`] the
-//! rate-limit checks every provider family runs.
+//! rate-limit checks every provider family runs; [`rotating`] the checks of the providers whose
+//! refresh tokens work once.
 #![allow(dead_code)]
 
 pub mod providers;
 pub mod ratelimit;
+pub mod rotating;
 pub mod s3;
 
 use std::net::IpAddr;

@@ -1,13 +1,16 @@
 //! A Garage bucket as the companion's S3 destination: its settings and state for transfers into
 //! it, and the fixture of the `/s3/*` route tests (Garage, the router on loopback, small HTTP
-//! helpers).
+//! helpers); a provider import into the bucket checked byte for byte.
 
 use std::time::Duration;
 
 use ferry_companion::s3::{S3Settings, S3State, router};
 use ferry_testkit::TestServer;
 use ferry_testkit::garage::Garage;
-use serde_json::Value;
+use ferry_testkit::sha256_hex;
+use serde_json::{Value, json};
+
+use super::providers::{Env, post};
 
 /// Settings pointing at `garage`'s bucket, keys under `prefix`, 300 s presigned URLs, no tokens.
 pub fn settings(garage: &Garage, prefix: &str) -> S3Settings {
@@ -126,4 +129,33 @@ fn percent_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s)
         .decode_utf8_lossy()
         .into_owned()
+}
+
+/// `/{p}/get/{id}` with `token` into the companion's S3 destination as a multipart upload: the
+/// stored object's bytes equal `data` (sha256); returns the object's key.
+pub async fn provider_import_exact(
+    env: &Env,
+    garage: &Garage,
+    p: &str,
+    id: &str,
+    token: &str,
+    data: &[u8],
+) -> String {
+    let body = json!({"fileId": id, "protocol": "s3-multipart", "size": data.len(),
+        "metadata": {"name": "big.bin", "type": "application/octet-stream"}});
+    let (status, answer) = post(env, &format!("/{p}/get/{id}"), Some(token), body).await;
+    assert_eq!(status, 200, "{answer}");
+    let mut ws = super::socket(&env.companion, answer["token"].as_str().expect("token")).await;
+    let (last, _) = super::finish(&mut ws).await;
+    assert_eq!(last["action"], "success", "{last}");
+    let text = last["payload"]["response"]["responseText"]
+        .as_str()
+        .expect("responseText");
+    let key = serde_json::from_str::<Value>(text).expect("json")["key"]
+        .as_str()
+        .expect("key")
+        .to_owned();
+    let stored = garage.get_object(&key).await.expect("object");
+    assert_eq!(sha256_hex(&stored), sha256_hex(data));
+    key
 }
