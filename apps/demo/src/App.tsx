@@ -11,6 +11,8 @@
  * `?recovery=off` turns it off (to measure what it costs), as `?readAhead=off` does reading
  * small files ahead;
  * `?fileSystemAccess` picks files through `showOpenFilePicker` (their handles need no copy).
+ * `?googleClientId=&googleApiKey=&googleAppId=` give the page a Google app, which shows Google's
+ * Drive and Photos pickers when the server enables them (`--google-picker`).
  */
 import { Ferry, imageCompressor, type LocalePack, RemoteUploader, TusUploader } from '@ferry/core';
 import { ar } from '@ferry/core/locales/ar';
@@ -56,6 +58,15 @@ const maxFileSize = Number(params.get('maxFileSize') ?? 0) || null;
 const recoveryMaxCopy = params.has('recoveryMaxCopy') ? Number(params.get('recoveryMaxCopy')) : null;
 // Concurrent uploads (`?limit=6`); unlimited by default, as the engine's default.
 const limit = Number(params.get('limit') ?? 0) || 0;
+// The page's Google app, for Google's pickers (the server imports what was picked with its token).
+const googleClientId = params.get('googleClientId');
+const googlePicker = googleClientId
+  ? {
+      clientId: googleClientId,
+      apiKey: params.get('googleApiKey') ?? undefined,
+      appId: params.get('googleAppId') ?? undefined,
+    }
+  : undefined;
 // Local files go straight to the tus endpoint; imported links go through the companion, which
 // uploads them to the same endpoint.
 const ferry = new Ferry({
@@ -63,6 +74,7 @@ const ferry = new Ferry({
   uploader: new TusUploader({ endpoint: '/files/' }),
   remoteUploader: new RemoteUploader({ endpoint: '/files/' }),
   restrictions: { maxFileSize },
+  ...(googlePicker ? { providerOptions: { googlePicker } } : {}),
   limit,
   locale: packFor(params.get('lang')),
   // A reload or a crashed tab loses nothing: files and upload state come back from IndexedDB.

@@ -29,7 +29,8 @@
  *   import; cloud providers: `provider.ts` the client with its token and shared refresh,
  *   `provider-login.ts` the OAuth popup with both hand-offs, `provider-walk.ts` recursive folder
  *   listing, `provider-wait.ts` rate limits waited out, `provider-state.ts` the browser's state
- *   and `provider-browser.ts` its behaviour, `providers.ts` the engine's registry and discovery.
+ *   and `provider-browser.ts` its behaviour, `providers.ts` the engine's registry and discovery;
+ *   Google's pickers: `google-picker.ts` (the flows) over `google-env.ts` (Google's scripts).
  * - `image/`: optional crop/rotate/flip edits and the compression preprocessor, on a canvas.
  * - `test/`: helpers shared by core's and react's specs (never exported).
  */
@@ -56,6 +57,23 @@ export {
   statusUrl,
   uploadOf,
 } from './assembly/status.ts';
+export {
+  browserGoogleEnv,
+  type GoogleEnv,
+  type GoogleToken,
+  type GoogleUrls,
+  googleUrls,
+  type PickedDoc,
+  pickerScopes,
+} from './companion/google-env.ts';
+export {
+  GooglePicker,
+  type GooglePickerOptions,
+  type PickerKind,
+  type PickerState,
+  pickerConfigured,
+  pickerIds,
+} from './companion/google-picker.ts';
 export {
   ProviderAuthError,
   ProviderRateLimitError,

@@ -1,8 +1,8 @@
 /**
  * `enabledProviders`: what `GET /providers` enables, as the widget shows it, search providers
- * (Unsplash, marked `search: true`) and form sign-in providers (WebDAV, `simpleAuth: true`)
- * included as such, Google's pickers (`picker: true`) left out (they are not browsed through
- * the companion); `knownProviders`: the ids, names and roots a page can name without asking (a
+ * (Unsplash, marked `search: true`), form sign-in providers (WebDAV, `simpleAuth: true`) and
+ * Google's pickers (`picker: true`, told apart by id) included as such, an unknown picker left
+ * out; `knownProviders`: the ids, names and roots a page can name without asking (a
  * stock Companion has no `GET /providers`).
  */
 
@@ -12,13 +12,14 @@ import { enabledProviders, knownProviders } from './providers.ts';
 const answer = (body: unknown) => async () => new Response(JSON.stringify(body), { status: 200 });
 
 describe('enabledProviders', () => {
-  it('lists sign-in, search and form sign-in providers, marked as such, and leaves pickers out', async () => {
+  it('lists sign-in, search, form sign-in providers and known pickers, marked as such', async () => {
     const fetchImpl = answer({
       providers: [
         { id: 'drive', name: 'Google Drive', rootFolder: 'root', supportsRefreshToken: true },
         { id: 'unsplash', name: 'Unsplash', rootFolder: '', supportsRefreshToken: false, search: true },
         { id: 'google-drive-picker', name: 'Google Drive Picker', picker: true },
         { id: 'google-photos-picker', name: 'Google Photos Picker', picker: true },
+        { id: 'another-picker', name: 'Another', picker: true },
         { id: 'box' },
         { id: 'webdav', name: 'WebDAV', rootFolder: '', supportsRefreshToken: false, simpleAuth: true },
       ],
@@ -26,6 +27,20 @@ describe('enabledProviders', () => {
     expect(await enabledProviders('https://ferry.example', fetchImpl)).toEqual([
       { id: 'drive', name: 'Google Drive', rootFolder: 'root', supportsRefreshToken: true },
       { id: 'unsplash', name: 'Unsplash', rootFolder: '', supportsRefreshToken: false, search: true },
+      {
+        id: 'google-drive-picker',
+        name: 'Google Drive Picker',
+        rootFolder: '',
+        supportsRefreshToken: false,
+        picker: 'drive',
+      },
+      {
+        id: 'google-photos-picker',
+        name: 'Google Photos Picker',
+        rootFolder: '',
+        supportsRefreshToken: false,
+        picker: 'photos',
+      },
       // What the answer leaves out comes from the known entry.
       { id: 'box', name: 'Box', rootFolder: '0', supportsRefreshToken: true },
       { id: 'webdav', name: 'WebDAV', rootFolder: '', supportsRefreshToken: false, simpleAuth: true },

@@ -5,8 +5,12 @@
  * providers exist: the known ones (Companion's ids) with their names and roots, and what a
  * companion says it enables (`GET /providers` on `ferry`; a companion without that route, such
  * as a stock Companion, enables none as far as discovery goes, so pages name them instead).
+ * Google's pickers are listed too when the companion enables them and the page has its Google app
+ * (`googlePicker`); each has one {@link GooglePicker}.
  */
 
+import type { GoogleEnv } from './google-env.ts';
+import { GooglePicker, type GooglePickerOptions, pickerConfigured } from './google-picker.ts';
 import { base, type FetchLike } from './http.ts';
 import { ProviderClient, type TokenStorage } from './provider.ts';
 import { type BrowserHost, ProviderBrowser } from './provider-browser.ts';
@@ -24,6 +28,8 @@ export interface ProviderInfo {
   search?: boolean;
   /** Signs in with a form (WebDAV: the server URL, maybe a username and app password), not a popup. */
   simpleAuth?: boolean;
+  /** One of Google's pickers: the page picks with Google, the companion imports (`picker(id)`). */
+  picker?: 'drive' | 'photos';
 }
 
 /** The providers the widget knows without asking (Companion's ids and roots). */
@@ -44,6 +50,20 @@ export const knownProviders: Readonly<Record<string, ProviderInfo>> = {
   facebook: { id: 'facebook', name: 'Facebook', rootFolder: '', supportsRefreshToken: false },
   // The person types the server URL (`POST /webdav/simple-auth`); the token is the sealed form.
   webdav: { id: 'webdav', name: 'WebDAV', rootFolder: '', supportsRefreshToken: false, simpleAuth: true },
+  'google-drive-picker': {
+    id: 'google-drive-picker',
+    name: 'Google Drive Picker',
+    rootFolder: '',
+    supportsRefreshToken: false,
+    picker: 'drive',
+  },
+  'google-photos-picker': {
+    id: 'google-photos-picker',
+    name: 'Google Photos Picker',
+    rootFolder: '',
+    supportsRefreshToken: false,
+    picker: 'photos',
+  },
 };
 
 /** Asks the companion which providers it enables; none when it cannot say. */
@@ -51,18 +71,17 @@ export async function enabledProviders(companionUrl: string, fetchImpl: FetchLik
   try {
     const res = await fetchImpl(`${base(companionUrl)}/providers`, { headers: { accept: 'application/json' } });
     if (!res.ok) return [];
-    const body = (await res.json()) as {
-      providers?: (Partial<ProviderInfo> & { picker?: boolean; simpleAuth?: boolean })[];
-    };
+    type Listed = Omit<Partial<ProviderInfo>, 'picker'> & { picker?: boolean };
+    const body = (await res.json()) as { providers?: Listed[] };
     if (!Array.isArray(body.providers)) return [];
-    // Google's pickers are not browsed through the companion: `pickers.ts` offers them.
     return body.providers
-      .filter((p) => p?.picker !== true)
-      .filter((p): p is Partial<ProviderInfo> & { id: string } => typeof p?.id === 'string' && p.id !== '')
+      .filter((p): p is Listed & { id: string } => typeof p?.id === 'string' && p.id !== '')
       .map((p) => {
         const known = knownProviders[p.id];
         const search = p.search ?? known?.search ?? false;
         const simpleAuth = p.simpleAuth ?? known?.simpleAuth ?? false;
+        // The companion marks pickers `picker: true`; which one is known by id (an unknown one is left out below).
+        const picker = p.picker === true ? known?.picker : undefined;
         return {
           id: p.id,
           name: p.name ?? known?.name ?? p.id,
@@ -70,8 +89,12 @@ export async function enabledProviders(companionUrl: string, fetchImpl: FetchLik
           supportsRefreshToken: p.supportsRefreshToken ?? known?.supportsRefreshToken ?? true,
           ...(search ? { search } : {}),
           ...(simpleAuth ? { simpleAuth } : {}),
+          ...(picker ? { picker } : {}),
+          unknownPicker: p.picker === true && picker === undefined,
         };
-      });
+      })
+      .filter((p) => !p.unknownPicker)
+      .map(({ unknownPicker: _, ...info }): ProviderInfo => info);
   } catch {
     return [];
   }
@@ -85,6 +108,10 @@ export interface ProvidersOptions {
   login?: Partial<LoginEnv>;
   /** Headers sent with every provider request (the engine passes `FerryOptions.headers`). */
   headers?: () => Promise<Record<string, string>>;
+  /** The page's Google app: without it (or the key and app id for Drive) the pickers stay hidden. */
+  googlePicker?: GooglePickerOptions;
+  /** Google's side of the pickers (fakes in tests). */
+  googleEnv?: GoogleEnv;
 }
 
 export class Providers {
@@ -94,6 +121,7 @@ export class Providers {
   readonly #info = new Map<string, ProviderInfo>();
   readonly #clients = new Map<string, ProviderClient>();
   readonly #browsers = new Map<string, ProviderBrowser>();
+  readonly #pickers = new Map<string, GooglePicker>();
   #discovery: Promise<ProviderInfo[]> | null = null;
 
   constructor(companionUrl: () => string | undefined, host: BrowserHost, options: ProvidersOptions = {}) {
@@ -102,15 +130,21 @@ export class Providers {
     this.#options = options;
   }
 
-  /** What the companion enables (asked once). */
+  /** What the companion enables (asked once); a picker only when the page has its Google app. */
   discover(): Promise<ProviderInfo[]> {
     const url = this.#companionUrl();
     if (url === undefined) return Promise.resolve([]);
-    this.#discovery ??= enabledProviders(url, this.#options.fetch).then((list) => {
+    this.#discovery ??= enabledProviders(url, this.#options.fetch).then((all) => {
+      const list = all.filter((p) => this.usable(p));
       for (const info of list) if (!this.#clients.has(info.id)) this.#info.set(info.id, info);
       return list;
     });
     return this.#discovery;
+  }
+
+  /** Whether this page can offer `info`: a picker needs the page's Google app (`googlePicker`). */
+  usable(info: ProviderInfo): boolean {
+    return info.picker === undefined || pickerConfigured(info.picker, this.#options.googlePicker);
   }
 
   /** What is known about `id`: the companion's answer, else the built-in entry, else a guess. */
@@ -143,6 +177,26 @@ export class Providers {
       this.#clients.set(key, client);
     }
     return client;
+  }
+
+  /** The Google picker `id` (`google-drive-picker`, `google-photos-picker`), kept like browsers. */
+  picker(id: string): GooglePicker {
+    let picker = this.#pickers.get(id);
+    if (!picker) {
+      const info = this.info(id);
+      const companionUrl = this.#companionUrl();
+      const options = this.#options.googlePicker;
+      if (!info.picker || companionUrl === undefined || !options) {
+        throw new Error(`${id} is not a Google picker this page can open (set companionUrl and googlePicker)`);
+      }
+      picker = new GooglePicker(info.picker, info.name, options, this.#host, {
+        companionUrl,
+        fetch: this.#options.fetch,
+        env: this.#options.googleEnv,
+      });
+      this.#pickers.set(id, picker);
+    }
+    return picker;
   }
 
   /** The browser of `id` (kept, so leaving and coming back keeps the folder and selection). */

@@ -1,7 +1,7 @@
 /**
  * Companion client: `urlMeta()` asks a companion what is behind a link; `RemoteUploader` runs
- * the transfer of an `isRemote` file through the companion (`POST /url/get` or
- * `/{provider}/get/{id}` -> `{token}`, then the progress socket `/api/{token}`), mapping the
+ * the transfer of an `isRemote` file through the companion (`POST /url/get`,
+ * `/{provider}/get/{id}`, or the file's own route on it such as `/google-picker/get` -> `{token}`, then the progress socket `/api/{token}`), mapping the
  * engine's pause / cancel onto the socket's `pause` / `resume` / `cancel` actions. Wire shapes
  * are Uppy Companion's, so this works against `ferry` and against a stock Companion. A provider's
  * rate limit is a wait, not a failure: a `get` answered 429 is sent again after its `Retry-After`
@@ -97,6 +97,16 @@ interface Frame {
   };
 }
 
+/**
+ * The path of `url` when it is a route of `companion` (Companion's `remote.url`, such as
+ * `{companion}/google-picker/get` for a picked file), else null: the body only ever goes to the
+ * file's own companion.
+ */
+export function routeOn(companion: string, url: string | undefined): string | null {
+  if (!url?.startsWith(`${companion}/`)) return null;
+  return url.slice(companion.length);
+}
+
 /** Uploads remote files through their companion. */
 export class RemoteUploader implements Uploader {
   readonly #options: RemoteUploaderOptions;
@@ -170,7 +180,7 @@ export class RemoteUploader implements Uploader {
       } else {
         const path = provider
           ? `/${provider}/get/${remote.requestPath ?? encodeURIComponent(String(remote.body.id ?? ''))}`
-          : '/url/get';
+          : (routeOn(companion, remote.url) ?? '/url/get');
         res = await (o.fetch ?? fetch)(`${companion}${path}`, {
           method: 'POST',
           // Without engine headers nothing is awaited: the request goes out at once.

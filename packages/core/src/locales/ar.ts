@@ -225,6 +225,10 @@ export const ar: LocalePack = {
     usernameOptional: 'اسم المستخدم (اختياري)',
     appPasswordOptional: 'كلمة مرور التطبيق (اختياري)',
     signIn: 'تسجيل الدخول',
+    openPicker: 'فتح %{provider}',
+    pickerOpenTab: 'فتح %{provider} في علامة تبويب جديدة',
+    pickerWaiting: 'اختر في علامة تبويب %{provider}؛ تُضاف اختياراتك هنا عند الانتهاء.',
+    pickerTimedOut: 'انتهت جلسة الاختيار قبل اختيار أي شيء. يُرجى المحاولة مرة أخرى.',
     countingFiles: 'جارٍ عدّ الملفات...',
     xFiles: {
       zero: 'لا توجد ملفات (%{smart_count})',

@@ -199,6 +199,10 @@ export const es: LocalePack = {
     usernameOptional: 'Nombre de usuario (opcional)',
     appPasswordOptional: 'Contraseña de aplicación (opcional)',
     signIn: 'Iniciar sesión',
+    openPicker: 'Abrir %{provider}',
+    pickerOpenTab: 'Abrir %{provider} en una pestaña nueva',
+    pickerWaiting: 'Elija en la pestaña de %{provider}; lo que elija se añade aquí cuando termine.',
+    pickerTimedOut: 'La sesión de selección terminó antes de elegir nada. Vuelva a intentarlo.',
     countingFiles: 'Contando archivos...',
     xFiles: { one: '%{smart_count} archivo', many: '%{smart_count} de archivos', other: '%{smart_count} archivos' },
     addSelected: {

@@ -200,6 +200,10 @@ export const fr: LocalePack = {
     usernameOptional: 'Nom d’utilisateur (facultatif)',
     appPasswordOptional: 'Mot de passe d’application (facultatif)',
     signIn: 'Se connecter',
+    openPicker: 'Ouvrir %{provider}',
+    pickerOpenTab: 'Ouvrir %{provider} dans un nouvel onglet',
+    pickerWaiting: 'Choisissez dans l’onglet %{provider} ; votre sélection est ajoutée ici une fois terminée.',
+    pickerTimedOut: 'La session de sélection a pris fin avant toute sélection. Veuillez réessayer.',
     countingFiles: 'Comptage des fichiers...',
     xFiles: { one: '%{smart_count} fichier', many: '%{smart_count} de fichiers', other: '%{smart_count} fichiers' },
     addSelected: {

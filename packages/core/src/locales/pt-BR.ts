@@ -199,6 +199,10 @@ export const ptBR: LocalePack = {
     usernameOptional: 'Nome de usuário (opcional)',
     appPasswordOptional: 'Senha de app (opcional)',
     signIn: 'Entrar',
+    openPicker: 'Abrir %{provider}',
+    pickerOpenTab: 'Abrir %{provider} em uma nova aba',
+    pickerWaiting: 'Escolha na aba do %{provider}; o que você escolher é adicionado aqui quando terminar.',
+    pickerTimedOut: 'A sessão de seleção terminou antes de algo ser escolhido. Tente novamente.',
     countingFiles: 'Contando arquivos...',
     xFiles: { one: '%{smart_count} arquivo', many: '%{smart_count} de arquivos', other: '%{smart_count} arquivos' },
     addSelected: {

@@ -12,6 +12,7 @@ import { Camera, type CameraProps } from '../panels/Camera.tsx';
 import { ImageEditor, type ImageEditorOptions } from '../panels/ImageEditor.tsx';
 import { importLinkWithToast, LinkImport } from '../panels/LinkImport.tsx';
 import { ScreenCapture, type ScreenCaptureProps } from '../panels/ScreenCapture.tsx';
+import { PickerPanel } from '../providers/PickerPanel.tsx';
 import { ProviderPanel } from '../providers/ProviderPanel.tsx';
 import { useProviderList } from '../providers/useProviderBrowser.ts';
 import { AddFiles, type SourceButton, SourceButtons } from './AddFiles.tsx';
@@ -63,7 +64,9 @@ export interface DashboardProps extends ModalOptions {
   onDone?(): void;
   /**
    * Cloud provider sources through the engine's companion: ids (`['drive', 'instagram']`), or
-   * `true` for those the companion enables (`GET /providers`).
+   * `true` for those the companion enables (`GET /providers`). Google's pickers
+   * (`google-drive-picker`, `google-photos-picker`) need the page's Google app in
+   * `providerOptions.googlePicker`; without it they stay hidden.
    */
   providers?: readonly string[] | boolean;
   /** Extra panels: `{ id, label, icon, render }`. */
@@ -237,7 +240,11 @@ function DashboardBody(props: DashboardProps & { style: CSSProperties; 'data-the
     if (info)
       panel = (
         <Panel name={view.id} title={info.name} onBack={main}>
-          <ProviderPanel provider={info.id} onAdded={main} />
+          {info.picker ? (
+            <PickerPanel provider={info.id} onAdded={main} />
+          ) : (
+            <ProviderPanel provider={info.id} onAdded={main} />
+          )}
         </Panel>
       );
   } else if (view.kind === 'panel') {

@@ -2,7 +2,8 @@
  * Binds React to a provider's browser (state kept in `@ferry/core`, one per provider on the
  * engine): `useProviderBrowser` reads its state with `useSyncExternalStore`, and
  * `useProviderList` resolves the Dashboard's `providers` option (a list of ids, or `true` for
- * what the companion says it enables) into provider descriptions.
+ * what the companion says it enables) into provider descriptions, leaving out Google's pickers
+ * when the page has no Google app for them.
  */
 import type { BrowserState, ProviderBrowser, ProviderInfo } from '@ferry/core';
 import { useEffect, useState, useSyncExternalStore } from 'react';
@@ -31,6 +32,6 @@ export function useProviderList(option: readonly string[] | boolean | undefined)
       live = false;
     };
   }, [ferry, option]);
-  if (explicit) return explicit.map((id) => ferry.providers.info(id));
+  if (explicit) return explicit.map((id) => ferry.providers.info(id)).filter((p) => ferry.providers.usable(p));
   return option === true ? discovered : [];
 }
