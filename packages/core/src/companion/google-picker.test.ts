@@ -116,7 +116,7 @@ describe('Photos Picker', () => {
     const fetchImpl = (async (input: string | URL | Request, init: RequestInit = {}) => {
       const url = new URL(String(input));
       const auth = (init.headers as Record<string, string>).authorization;
-      calls.push(`${init.method} ${url.pathname}${url.search} ${auth}`);
+      calls.push(`${init.method} ${url.origin}${url.pathname}${url.search} ${auth}`);
       const session = (set: boolean) => ({
         id: 's 1',
         pickerUri: 'https://photos.example/picker/s1',
@@ -125,7 +125,7 @@ describe('Photos Picker', () => {
       });
       if (init.method === 'POST') return json(session(false));
       if (init.method === 'DELETE') return json({});
-      if (url.pathname.startsWith('/v1/sessions/')) {
+      if (url.pathname.includes('/v1/sessions/')) {
         polls += 1;
         return json(session(polls > pickedAfter));
       }
@@ -143,7 +143,9 @@ describe('Photos Picker', () => {
     const env = fakeEnv(null);
     const api = fakePhotos(2);
     const h = host();
-    const picker = new GooglePicker('photos', 'Google Photos Picker', { clientId: 'cid' }, h.host, {
+    // Google's Photos Picker API through a proxy (`urls.photos`), as a page may configure it.
+    const through = { clientId: 'cid', urls: { photos: 'https://proxy.example/photos/' } };
+    const picker = new GooglePicker('photos', 'Google Photos Picker', through, h.host, {
       companionUrl: 'http://c.test',
       env,
       fetch: api.fetch,
@@ -153,17 +155,17 @@ describe('Photos Picker', () => {
     expect(env.scopes).toEqual(['https://www.googleapis.com/auth/photospicker.mediaitems.readonly']);
     expect(picker.getState()).toMatchObject({ status: 'picking', pickerUri: 'https://photos.example/picker/s1' });
     await vi.advanceTimersByTimeAsync(3999);
-    expect(api.calls.filter((c) => c.startsWith('GET /v1/sessions/'))).toHaveLength(1);
+    expect(api.calls.filter((c) => c.includes('/v1/sessions/'))).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(2001);
     expect(await done).toBe(2);
     expect(api.calls).toEqual([
-      'POST /v1/sessions Bearer tok-1',
-      'GET /v1/sessions/s%201 Bearer tok-1',
-      'GET /v1/sessions/s%201 Bearer tok-1',
-      'GET /v1/sessions/s%201 Bearer tok-1',
-      'GET /v1/mediaItems?sessionId=s+1&pageSize=100 Bearer tok-1',
-      'GET /v1/mediaItems?sessionId=s+1&pageSize=100&pageToken=n2 Bearer tok-1',
-      'DELETE /v1/sessions/s%201 Bearer tok-1',
+      'POST https://proxy.example/photos/v1/sessions Bearer tok-1',
+      'GET https://proxy.example/photos/v1/sessions/s%201 Bearer tok-1',
+      'GET https://proxy.example/photos/v1/sessions/s%201 Bearer tok-1',
+      'GET https://proxy.example/photos/v1/sessions/s%201 Bearer tok-1',
+      'GET https://proxy.example/photos/v1/mediaItems?sessionId=s+1&pageSize=100 Bearer tok-1',
+      'GET https://proxy.example/photos/v1/mediaItems?sessionId=s+1&pageSize=100&pageToken=n2 Bearer tok-1',
+      'DELETE https://proxy.example/photos/v1/sessions/s%201 Bearer tok-1',
     ]);
     expect(h.added).toMatchObject([
       {
