@@ -1,10 +1,13 @@
 // Times a 1 GiB multipart upload from headless Chromium straight to a local Garage bucket, signed
-// by `ferry`: @ferry/core's S3MultipartUploader vs Uppy's @uppy/aws-s3, alternating, BENCH_REPS
-// times each (default 2), for each emulated round-trip latency in BENCH_LATENCIES_MS (default
-// "0,40": raw loopback, then DevTools' added latency per request, as between a browser and a
+// by `ferry`: @ferry/core's S3MultipartUploader vs Uppy's @uppy/aws-s3 vs `bare`, the browser's
+// floor (a page with no library: page/bare.js), alternating, BENCH_REPS times each (default 2),
+// for each emulated round-trip latency in BENCH_LATENCIES_MS (default "0,40": raw loopback, then DevTools' added latency per request, as between a browser and a
 // remote bucket). Prints one JSON line per run; each object's stored size is checked. On raw
 // loopback each repetition also runs the floor, `native`: Garage's own ingest of the same file
 // with boto3 at the same part size and parts in flight (native.py, run with BENCH_PYTHON).
+// Each line also has `cpu`: CPU seconds by process role over the run (cpu.ts), and with
+// BENCH_PROFILE=1 `main`: the page's main-thread task and script time (DevTools' Performance
+// metrics), to say whether a distance is the page's JavaScript or the browser's upload path.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, open, rm } from 'node:fs/promises';
@@ -12,12 +15,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startS3Stack } from '../../e2e/support/s3-stack.ts';
+import { type CpuSample, cpuBetween, sampleCpu } from './cpu.ts';
 
 const size = Number(process.env.BENCH_SIZE ?? 1024 * 1024 * 1024);
 const reps = Number(process.env.BENCH_REPS ?? 2);
 const latencies = (process.env.BENCH_LATENCIES_MS ?? '0,40').split(',').map(Number);
 // Browser peers; `ferry-at` is another commit's engine (run.sh's BENCH_FERRY_AT) on the same page.
-const browserPeers = (process.env.BENCH_PEERS ?? 'ferry,uppy').split(',');
+const profile = process.env.BENCH_PROFILE === '1';
+const browserPeers = (process.env.BENCH_PEERS ?? 'ferry,uppy,bare').split(',');
 const pageDir = process.argv[2];
 const nativeScript = process.argv[3];
 const python = process.env.BENCH_PYTHON;
@@ -40,11 +45,11 @@ await handle.close();
 const stack = await startS3Stack(pageDir);
 
 /** Garage's own ingest of the file (the floor): boto3, same part size and parts in flight. */
-async function native(rep: number): Promise<{ ms: number; key: string }> {
+async function native(rep: number): Promise<{ ms: number; cpu: number; key: string }> {
   const key = `native/bench-${rep}.bin`;
   const { garage } = stack;
   const { stdout } = await promisify(execFile)(python as string, [
-    nativeScript,
+    nativeScript as string,
     garage.endpoint,
     garage.region,
     garage.accessKey,
@@ -53,7 +58,8 @@ async function native(rep: number): Promise<{ ms: number; key: string }> {
     key,
     input,
   ]);
-  return { ms: (JSON.parse(stdout) as { ms: number }).ms, key };
+  const out = JSON.parse(stdout) as { ms: number; cpu: number };
+  return { ms: out.ms, cpu: out.cpu, key };
 }
 
 /** Removes the stored object after checking its size. */
@@ -64,9 +70,17 @@ async function check(peer: string, key: string) {
   await stack.garage.s3('DELETE', `/${key}`);
 }
 
-function report(peer: string, latency: number, rep: number, ms: number) {
+function report(
+  peer: string,
+  latency: number,
+  rep: number,
+  ms: number,
+  cpu: [CpuSample, CpuSample, { python?: number }?],
+  main?: Record<string, number>,
+) {
   const mbps = size / 1e6 / (ms / 1000);
-  console.log(JSON.stringify({ peer, latency, rep, bytes: size, ms: Math.round(ms), mbps: Number(mbps.toFixed(1)) }));
+  const line = { peer, latency, rep, bytes: size, ms: Math.round(ms), mbps: Number(mbps.toFixed(1)) };
+  console.log(JSON.stringify({ ...line, cpu: cpuBetween(...cpu), ...(main ? { main } : {}) }));
 }
 
 try {
@@ -76,9 +90,11 @@ try {
       const order = rep % 2 ? all : [...all].reverse();
       for (const peer of order.filter((p) => p !== 'native' || latency === 0)) {
         if (peer === 'native') {
+          const before = await sampleCpu();
           const out = await native(rep);
+          const after = await sampleCpu();
           await check(peer, out.key);
-          report(peer, latency, rep, out.ms);
+          report(peer, latency, rep, out.ms, [before, after, { python: out.cpu }]);
           continue;
         }
         const page = await stack.open();
@@ -97,16 +113,35 @@ try {
           });
         }
         await page.setInputFiles('#file', input);
+        const perf = profile ? await stack.browser.context.newCDPSession(page) : undefined;
+        await perf?.send('Performance.enable');
+        const metrics = async () => {
+          const all = (await perf?.send('Performance.getMetrics'))?.metrics ?? [];
+          return Object.fromEntries(all.map((m) => [m.name, m.value]));
+        };
+        const m0 = await metrics();
+        const before = await sampleCpu();
         // `ferry?limit=10`: the peer `ferry` with those uploader options (see page/main.js).
         const out = await page.evaluate((peer) => {
           const [name, query] = peer.split('?');
-          const run = (window as unknown as { bench: Bench }).bench[name];
+          const run = (window as unknown as { bench: Bench }).bench[name ?? ''];
           if (!run) throw new Error(`no bench for ${peer}`);
           return run(query);
         }, peer);
+        // Sampled before the page closes: its renderer's time goes with the process.
+        const after = await sampleCpu();
+        const m1 = await metrics();
+        const main = perf
+          ? Object.fromEntries(
+              ['TaskDuration', 'ScriptDuration', 'LayoutDuration'].map((k) => [
+                k,
+                Math.round(((m1[k] ?? 0) - (m0[k] ?? 0)) * 1000),
+              ]),
+            )
+          : undefined;
         await page.close();
         await check(peer, out.key);
-        report(peer, latency, rep, out.ms);
+        report(peer, latency, rep, out.ms, [before, after], main);
       }
     }
   }

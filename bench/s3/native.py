@@ -1,6 +1,8 @@
 """Garage's own ingest, the floor of bench/s3: uploads FILE to the bucket with boto3's managed
 multipart transfer at the browser uploader's part size and parallelism (BENCH_PART_MIB, default
-5 MiB; BENCH_PARTS_IN_FLIGHT, default 5), and prints {"ms": elapsed} as one JSON line.
+5 MiB; BENCH_PARTS_IN_FLIGHT, default 5), and prints {"ms": elapsed, "cpu": seconds} as one
+JSON line (cpu: this process's CPU time over the upload, all threads; measure.ts cannot read it
+from /proc once the process has exited).
 
 Usage: python native.py ENDPOINT REGION ACCESS_KEY SECRET_KEY BUCKET KEY FILE
 (bench/s3/measure.ts runs it with the venv run.sh provisions.)
@@ -50,8 +52,10 @@ def main() -> int:
         use_threads=True,
     )
     start = time.perf_counter()
+    cpu = time.process_time()
     client.upload_file(path, bucket, key, Config=transfer)
-    print(json.dumps({"ms": (time.perf_counter() - start) * 1000}))
+    elapsed = (time.perf_counter() - start) * 1000
+    print(json.dumps({"ms": elapsed, "cpu": round(time.process_time() - cpu, 2)}))
     return 0
 
 

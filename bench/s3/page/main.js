@@ -1,10 +1,12 @@
 // The S3 benchmark page: one function per uploader, each sending the picked file through
 // ferry's /s3 routes straight to the bucket and resolving with the elapsed time and the key.
+// `bare` is the browser's floor: no library, the same routes and parts (see bare.js).
 import { Ferry, S3MultipartUploader } from '@ferry/core';
 // Another commit's engine (run.sh's BENCH_FERRY_AT), to compare two versions in one run.
 import * as at from '@ferry/core-at';
 import AwsS3 from '@uppy/aws-s3';
 import Uppy from '@uppy/core';
+import { bare } from './bare.js';
 
 /** The file the driver picked with the page's file input (a disk-backed File, as in real use). */
 function picked() {
@@ -48,6 +50,11 @@ async function uppy() {
 }
 
 Object.assign(window, {
-  bench: { ferry: (query) => ferry(undefined, query), 'ferry-at': (query) => ferry(at, query), uppy },
+  bench: {
+    ferry: (query) => ferry(undefined, query),
+    'ferry-at': (query) => ferry(at, query),
+    uppy,
+    bare: (query) => bare(picked(), query),
+  },
   ready: true,
 });
