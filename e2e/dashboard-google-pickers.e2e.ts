@@ -13,6 +13,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { type Browser, launchBrowser } from './support/browser.ts';
+import { axeViolations } from './support/dashboard.ts';
 import { startDemoFerry, uploadAndCompare } from './support/dashboard-providers.ts';
 import { googlePickerArgs, type RunningFakes, startFakes } from './support/fakes.ts';
 import type { RunningFerry } from './support/ferry.ts';
@@ -82,6 +83,16 @@ test('Drive Picker: a drive.file token, the picker with the page key and app id,
 test('Photos Picker: a session opened in a tab, polled until picked, the photo and the video imported byte-exact', async () => {
   const items = fakes.fixture.googlePhotos.items;
   const { page, ferry } = await open(googlePickerArgs(fakes.fixture), APP);
+  // The fake session reports a pick at its first poll; polls wait here until the person is done
+  // in the tab, as Google's would, so the panel stays open meanwhile.
+  let donePicking = () => {};
+  const picking = new Promise<void>((resolve) => {
+    donePicking = resolve;
+  });
+  await page.route('https://photospicker.googleapis.com/v1/sessions/*', async (route) => {
+    if (route.request().method() === 'GET') await picking;
+    await route.fallback();
+  });
   await page.getByRole('button', { name: 'Google Photos Picker', exact: true }).click();
   await page.getByRole('button', { name: 'Open Google Photos Picker' }).click();
   const link = page.getByRole('link', { name: 'Open Google Photos Picker in a new tab' });
@@ -89,12 +100,17 @@ test('Photos Picker: a session opened in a tab, polled until picked, the photo a
   expect(await page.evaluate(() => (window as unknown as { __gisScopes: string[] }).__gisScopes)).toEqual([
     'https://www.googleapis.com/auth/photospicker.mediaitems.readonly',
   ]);
+  expect(await axeViolations(page)).toEqual([]);
   // The person picks on Google's page (the fake's: it has picked at once) and closes it.
   const tab = page.waitForEvent('popup');
   await link.click();
   const picker = await tab;
   expect(await picker.title()).toBe('Google Photos');
   await picker.close();
+  // Still waiting for the pick: the panel says so until Google's session reports it.
+  const note = 'Pick in the Google Photos Picker tab; what you pick is added here when you are done.';
+  expect(await page.getByRole('status').filter({ hasText: note }).count()).toBe(1);
+  donePicking();
   await uploadAndCompare(page, ferry, items);
 });
 

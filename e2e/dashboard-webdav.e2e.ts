@@ -6,12 +6,14 @@
  * `POST /webdav/simple-auth`, list, open a folder and import byte-exact into `ferry`'s tus
  * endpoint (stored bytes compared by sha256). Bad input shows the server's own message: a URL
  * that is no URL, and (on a `ferry` without `--allow-local-urls`) a server on a loopback address
- * its egress rules refuse. A `ferry` without `--webdav` shows no WebDAV button.
+ * its egress rules refuse; the form with its alert passes axe-core. A `ferry` without `--webdav`
+ * shows no WebDAV button.
  */
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { type Browser, launchBrowser } from './support/browser.ts';
+import { axeViolations } from './support/dashboard.ts';
 import { addUploadAndCompare, check, names, openFolder, startDemoFerry, want } from './support/dashboard-providers.ts';
 import { type RunningFakes, SECRET, startFakes, webdavArgs } from './support/fakes.ts';
 import { type RunningFerry, repoRoot, startFerry } from './support/ferry.ts';
@@ -100,6 +102,8 @@ test("bad input shows the server's message: no URL, wrong password, then a loopb
   const { page } = await open(withWebdav);
   await signIn(page, { url: 'not a url' });
   expect(await refusal(page)).toBe('Invalid WebDAV URL');
+  // The form and its alert pass axe (labels, contrast, roles).
+  expect(await axeViolations(page)).toEqual([]);
   await page.getByLabel('Username (optional)').fill(w.user);
   await page.getByLabel('App password (optional)').fill('wrong-password');
   await page.getByLabel('Server URL').fill(w.url);
