@@ -3,7 +3,8 @@
 //! 4xx other than 403 is the store's word about the request ([`S3Error::Client`]), anything
 //! else (403 means our credentials) is [`S3Error::Upstream`]. Every call is bounded by the
 //! client's [`S3Timeouts`] (see [`crate::timeouts`]); a call that times out is
-//! [`S3Error::Upstream`] too.
+//! [`S3Error::Upstream`] too. A store's "try again" (503 and kin) is repeated where the body
+//! allows it (see [`crate::retry`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +15,7 @@ use reqwest::{Method, Response, Url};
 use rusty_s3::actions::{ListObjectsV2, ListParts};
 use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
 
+use crate::retry::{self, Failure};
 use crate::timeouts::{Activity, Payload, read_answer, watched_answer};
 use crate::xml;
 use crate::{MAX_PARTS, S3Bucket, S3Error, S3Timeouts};
@@ -115,17 +117,17 @@ impl S3Client {
         self.bucket.object_url(key)
     }
 
-    /// Sends a signed request; see the module doc for how answers are judged. A body in
-    /// memory goes with its `Content-Length` (a streamed one's is among `headers`); the call
-    /// fails when it makes no progress for the idle time.
-    async fn send(
+    /// One attempt; see the module doc for how answers are judged. A body in memory goes with
+    /// its `Content-Length` (a streamed one's is among `headers`); the call fails when it makes
+    /// no progress for the idle time.
+    pub(crate) async fn send_once(
         &self,
         what: &'static str,
         method: Method,
         url: Url,
         headers: &[(String, String)],
         body: Option<Payload>,
-    ) -> Result<Response, S3Error> {
+    ) -> Result<Response, Failure> {
         let mut request = self.http.request(method, url);
         for (name, value) in headers {
             request = request.header(name, value);
@@ -142,27 +144,34 @@ impl S3Client {
         }
         let idle = self.timeouts.idle;
         let response = tokio::select! {
-            sent = request.send() => sent.map_err(|e| S3Error::upstream(what, e))?,
-            () = activity.stalled(idle) => return Err(S3Error::timed_out(what, idle)),
+            sent = request.send() => sent.map_err(|e| {
+                let again = e.is_connect();
+                let error = S3Error::upstream(what, e);
+                if again { Failure::Again(error) } else { Failure::Final(error) }
+            })?,
+            () = activity.stalled(idle) => return Err(Failure::Final(S3Error::timed_out(what, idle))),
         };
         let status = response.status();
         if status.is_success() {
             return Ok(response);
         }
+        let again = retry::retryable(status);
         let text = read_answer(what, response, idle).await.unwrap_or_default();
         let text = String::from_utf8_lossy(&text);
         let code = xml::element(&text, "Code").unwrap_or_default();
         let message = xml::element(&text, "Message").unwrap_or_else(|| code.clone());
         if status.is_client_error() && status != reqwest::StatusCode::FORBIDDEN {
-            return Err(S3Error::Client {
+            return Err(Failure::Final(S3Error::Client {
                 status: status.as_u16(),
                 message: format!("{what}: {message}"),
-            });
+            }));
         }
-        Err(S3Error::upstream(
-            what,
-            format!("{status} {code} {message}"),
-        ))
+        let error = S3Error::upstream(what, format!("{status} {code} {message}"));
+        Err(if again {
+            Failure::Again(error)
+        } else {
+            Failure::Final(error)
+        })
     }
 
     async fn send_text(

@@ -17,6 +17,7 @@
 pub mod bucket;
 pub mod client;
 pub mod error;
+mod retry;
 pub mod timeouts;
 mod xml;
 

@@ -117,6 +117,14 @@ impl Payload {
         }
     }
 
+    /// A copy to send again, when the bytes are in memory (a streamed body goes once).
+    pub(crate) fn replay(&self) -> Option<Self> {
+        match &self.0 {
+            Inner::Bytes(bytes) => Some(Self(Inner::Bytes(bytes.clone()))),
+            Inner::Streamed(_) => None,
+        }
+    }
+
     /// The body for reqwest, every chunk taken stamping `activity`. The caller sends
     /// `Content-Length` (a streamed body has none of its own).
     pub(crate) fn watched(self, activity: Activity) -> reqwest::Body {
