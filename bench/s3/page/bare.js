@@ -6,6 +6,11 @@
 //
 // `query` (peer `bare?via=fetch&progress=1&limit=10&partMib=16`): `via` fetch or xhr (default);
 // `progress=1` listens to XHR upload progress as an uploader must; `limit`, `partMib` as for ferry.
+// `body` says what each PUT sends: `slice` (default, the file's Blob slice), `read` (the slice
+// read into an ArrayBuffer first, as an uploader reading ahead would), `memory` (one in-memory
+// part sent again and again, not the file: the network path alone, to see what the Blob costs).
+// Under this harness both byte bodies run at about 2 MB/s (bench/README.md): use them with a
+// small BENCH_SIZE, or a GiB outlives its part URLs' signatures.
 
 const MiB = 1024 * 1024;
 
@@ -47,7 +52,16 @@ export async function bare(file, query = '') {
   const part = Number(params.get('partMib') ?? 5) * MiB;
   const progress = params.get('progress') === '1';
   const put = params.get('via') === 'fetch' ? putFetch : (url, body) => putXhr(url, body, progress);
+  const source = params.get('body') ?? 'slice';
   const count = Math.max(1, Math.ceil(file.size / part));
+  const memory = source === 'memory' ? await file.slice(0, part).arrayBuffer() : undefined;
+  const bodyOf = async (i) => {
+    const start = i * part;
+    const end = Math.min(start + part, file.size);
+    if (memory) return new Uint8Array(memory, 0, end - start);
+    const slice = file.slice(start, end);
+    return source === 'read' ? slice.arrayBuffer() : slice;
+  };
   const numbers = Array.from({ length: count }, (_, i) => i + 1);
 
   const start = performance.now();
@@ -65,7 +79,7 @@ export async function bare(file, query = '') {
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < count; i = next++) {
-      etags[i] = await put(presignedUrls[i + 1], file.slice(i * part, Math.min((i + 1) * part, file.size)));
+      etags[i] = await put(presignedUrls[i + 1], await bodyOf(i));
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
