@@ -31,13 +31,6 @@ async fn import_exact(env: &Env, path: &str, token: &str, data: &[u8]) {
     assert_eq!(sha256_hex(&common::download(&url).await), sha256_hex(data));
 }
 
-fn names(items: &[Value]) -> Vec<&str> {
-    items
-        .iter()
-        .map(|i| i["name"].as_str().expect("name"))
-        .collect()
-}
-
 #[tokio::test]
 async fn the_top_level_shows_shared_items_sites_then_my_drive_in_pages() {
     let env = start().await;

@@ -42,13 +42,6 @@ async fn import(env: &Env, request_path: &str, token: &str, size: usize) -> (u16
     .await
 }
 
-fn names(items: &[Value]) -> Vec<&str> {
-    items
-        .iter()
-        .map(|i| i["name"].as_str().expect("name"))
-        .collect()
-}
-
 #[tokio::test]
 async fn years_then_a_year_by_month_ranges_with_paging_then_a_meetings_files() {
     let env = start().await;

@@ -429,6 +429,14 @@ pub async fn list_all(env: &Env, p: &str, path: &str, token: &str) -> (Vec<Value
     (items, pages)
 }
 
+/// The `name`s of listed items, in order.
+pub fn names(items: &[Value]) -> Vec<&str> {
+    items
+        .iter()
+        .map(|i| i["name"].as_str().expect("name"))
+        .collect()
+}
+
 /// The provider session inside an Uppy auth token.
 pub fn session_of(p: &str, token: &str) -> Value {
     ferry_companion::token::verify(SECRET.as_bytes(), p, token, ferry_companion::token::now())
