@@ -6,80 +6,28 @@
  * picking, and the import through `POST /box/get/{requestPath}` (Box's content redirect) and the
  * progress socket into `ferry`'s tus endpoint; stored bytes compared by sha256.
  */
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Browser } from './support/browser.ts';
-import { sha256Of } from './support/core-page.ts';
-import { boxArgs, type RunningFakes } from './support/fakes.ts';
-import type { RunningFerry } from './support/ferry.ts';
-import { startUppyStack, type UppyStack } from './support/uppy-stack.ts';
+import { expect, test } from 'vitest';
+import { boxArgs } from './support/fakes.ts';
+import * as uppy from './support/uppy-stack.ts';
 
-declare global {
-  interface Window {
-    // biome-ignore lint/suspicious/noExplicitAny: Uppy's instance is driven from page scripts
-    uppy: any;
-  }
-}
-
-let stack: UppyStack | undefined;
-let fakes: RunningFakes;
-let ferry: RunningFerry;
-let browser: Browser;
-
-beforeAll(async () => {
-  stack = await startUppyStack('providers-uppy-box', boxArgs);
-  ({ fakes, ferry, browser } = stack);
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = uppy.useUppyStack('providers-uppy-box', boxArgs);
 
 test('@uppy/box signs in, lists the root and a folder, imports a file from the folder through ferry, bytes exact', async () => {
-  const b = fakes.fixture.box;
-  const page = await browser.context.newPage();
-  await page.goto(`${ferry.url}/`);
-  await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
+  const b = stack.fakes.fixture.box;
+  const page = await uppy.openUppyPage(stack);
+  await uppy.signInThroughPopup(page, /Box/, 'Grant access to Box');
 
-  const popupOpened = page.waitForEvent('popup');
-  await page.getByRole('button', { name: /Box/ }).first().click();
-  const popup = await popupOpened;
-  const closed = popup.waitForEvent('close');
-  await popup.getByRole('button', { name: 'Grant access to Box' }).click();
-  // Uppy closes the popup once the socket delivered the token.
-  await closed;
-
-  const names = () => page.locator('.uppy-ProviderBrowserItem .uppy-truncate-text').allTextContents();
+  const names = uppy.listedNames(page);
   await expect.poll(names, { timeout: 20_000 }).toEqual(expect.arrayContaining(['Projects', 'deck.pdf']));
   await expect.poll(() => page.getByText(b.login).count()).toBeGreaterThan(0);
 
   // Into the folder through its requestPath, then pick a file there.
-  await page.locator('.uppy-ProviderBrowserItem', { hasText: 'Projects' }).getByRole('button').first().click();
+  await uppy.openFolder(page, 'Projects');
   await expect.poll(names, { timeout: 20_000 }).toEqual(expect.arrayContaining(['sketch.png', 'minutes.txt']));
   await page.locator('label.uppy-ProviderBrowserItem-inner', { hasText: 'sketch.png' }).click();
   await page.getByRole('button', { name: 'Select 1' }).click();
   await expect.poll(() => page.evaluate(() => window.uppy.getFiles().length)).toBe(1);
 
-  const out = await page.evaluate(async () => {
-    const result = await window.uppy.upload();
-    return {
-      failed: (result.failed ?? []).map((f: { error?: unknown }) => String(f.error)),
-      done: (result.successful ?? []).map((f: { name: string; uploadURL: string }) => ({
-        name: f.name,
-        url: f.uploadURL,
-      })),
-    };
-  });
-  expect(out.failed).toEqual([]);
-  expect(out.done).toHaveLength(1);
-  for (const done of out.done as { name: string; url: string }[]) {
-    expect(done.url).toMatch(new RegExp(`^${ferry.url}/files/`));
-    const want = b.files.find((f) => f.name === done.name);
-    const stored = new Uint8Array(await (await fetch(done.url)).arrayBuffer());
-    expect({ name: done.name, size: stored.length, sha256: sha256Of(stored) }).toEqual({
-      name: want?.name,
-      size: want?.size,
-      sha256: want?.sha256,
-    });
-  }
+  await uppy.uploadAndCompare(page, stack, b.files, 1);
   await page.close();
 }, 60_000);

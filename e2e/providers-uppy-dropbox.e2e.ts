@@ -6,79 +6,29 @@
  * `requestPath`), its own picking, and the import through `POST /dropbox/get/{requestPath}` and
  * the progress socket into `ferry`'s tus endpoint; stored bytes compared by sha256.
  */
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Browser } from './support/browser.ts';
-import { sha256Of } from './support/core-page.ts';
-import { dropboxArgs, type RunningFakes } from './support/fakes.ts';
-import type { RunningFerry } from './support/ferry.ts';
-import { startUppyStack, type UppyStack } from './support/uppy-stack.ts';
+import { expect, test } from 'vitest';
+import { dropboxArgs } from './support/fakes.ts';
+import * as uppy from './support/uppy-stack.ts';
 
-declare global {
-  interface Window {
-    // biome-ignore lint/suspicious/noExplicitAny: Uppy's instance is driven from page scripts
-    uppy: any;
-  }
-}
-
-let stack: UppyStack | undefined;
-let fakes: RunningFakes;
-let ferry: RunningFerry;
-let browser: Browser;
-
-beforeAll(async () => {
-  stack = await startUppyStack('providers-uppy-dropbox', dropboxArgs);
-  ({ fakes, ferry, browser } = stack);
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const stack = uppy.useUppyStack('providers-uppy-dropbox', dropboxArgs);
 
 test('@uppy/dropbox signs in, lists the root and a folder, imports a file from it through ferry, bytes exact', async () => {
-  const d = fakes.fixture.dropbox;
-  const page = await browser.context.newPage();
-  await page.goto(`${ferry.url}/`);
-  await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
+  const d = stack.fakes.fixture.dropbox;
+  const page = await uppy.openUppyPage(stack);
+  // The fake authorizes at once.
+  await uppy.signInThroughPopup(page, 'Connect to Dropbox');
 
-  const popupOpened = page.waitForEvent('popup');
-  await page.getByRole('button', { name: 'Connect to Dropbox' }).click();
-  const popup = await popupOpened;
-  // The fake authorizes at once; Uppy closes the popup once the socket delivered the token,
-  // which can be before the close event is listened for.
-  if (!popup.isClosed()) await popup.waitForEvent('close');
-
-  const names = () => page.locator('.uppy-ProviderBrowserItem .uppy-truncate-text').allTextContents();
+  const names = uppy.listedNames(page);
   await expect.poll(names, { timeout: 20_000 }).toEqual(expect.arrayContaining(['Holiday', 'report.pdf']));
   await expect.poll(() => page.getByText(d.email).count()).toBeGreaterThan(0);
 
-  // Into the folder through its requestPath, then pick a file there and go back for the root one.
-  await page.locator('.uppy-ProviderBrowserItem', { hasText: 'Holiday' }).getByRole('button').first().click();
+  // Into the folder through its requestPath, then pick a file there.
+  await uppy.openFolder(page, 'Holiday');
   await expect.poll(names, { timeout: 20_000 }).toEqual(expect.arrayContaining(['beach.jpg', 'notes.txt']));
   await page.locator('label.uppy-ProviderBrowserItem-inner', { hasText: 'beach.jpg' }).click();
   await page.getByRole('button', { name: 'Select 1' }).click();
   await expect.poll(() => page.evaluate(() => window.uppy.getFiles().length)).toBe(1);
 
-  const out = await page.evaluate(async () => {
-    const result = await window.uppy.upload();
-    return {
-      failed: (result.failed ?? []).map((f: { error?: unknown }) => String(f.error)),
-      done: (result.successful ?? []).map((f: { name: string; uploadURL: string }) => ({
-        name: f.name,
-        url: f.uploadURL,
-      })),
-    };
-  });
-  expect(out.failed).toEqual([]);
-  expect(out.done).toHaveLength(1);
-  for (const done of out.done as { name: string; url: string }[]) {
-    expect(done.url).toMatch(new RegExp(`^${ferry.url}/files/`));
-    const want = d.files.find((f) => f.name === done.name);
-    const stored = new Uint8Array(await (await fetch(done.url)).arrayBuffer());
-    expect({ name: done.name, size: stored.length, sha256: sha256Of(stored) }).toEqual({
-      name: want?.name,
-      size: want?.size,
-      sha256: want?.sha256,
-    });
-  }
+  await uppy.uploadAndCompare(page, stack, d.files, 1);
   await page.close();
 }, 60_000);

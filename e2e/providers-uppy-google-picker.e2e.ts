@@ -8,64 +8,22 @@
  * socket into `ferry`'s tus endpoint; stored bytes compared by sha256. Google's scripts cannot
  * load here, so `support/google-scripts.ts` routes small fakes of them into the page.
  */
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Browser } from './support/browser.ts';
-import { sha256Of } from './support/core-page.ts';
-import { type FixtureFile, googlePickerArgs, type RunningFakes } from './support/fakes.ts';
-import type { RunningFerry } from './support/ferry.ts';
+import type { Page } from 'playwright-core';
+import { expect, test } from 'vitest';
+import { googlePickerArgs } from './support/fakes.ts';
 import { routeGoogle } from './support/google-scripts.ts';
-import { startUppyStack, type UppyStack } from './support/uppy-stack.ts';
+import * as uppy from './support/uppy-stack.ts';
 
 declare global {
   interface Window {
-    // biome-ignore lint/suspicious/noExplicitAny: Uppy's instance is driven from page scripts
-    uppy: any;
     __gisScopes: string[];
   }
 }
 
-let stack: UppyStack | undefined;
-let fakes: RunningFakes;
-let ferry: RunningFerry;
-let browser: Browser;
-
-beforeAll(async () => {
-  stack = await startUppyStack('providers-uppy-google-picker', googlePickerArgs);
-  ({ fakes, ferry, browser } = stack);
-}, 120_000);
-
-afterAll(async () => {
-  await stack?.stop();
-});
-
-/** Uploads every file; each stored file's name, size and sha256 beside the fixture's. */
-async function uploadAndCompare(page: import('playwright-core').Page, want: FixtureFile[]) {
-  const out = await page.evaluate(async () => {
-    const result = await window.uppy.upload();
-    return {
-      failed: (result.failed ?? []).map((f: { error?: unknown }) => String(f.error)),
-      done: (result.successful ?? []).map((f: { name: string; uploadURL: string }) => ({
-        name: f.name,
-        url: f.uploadURL,
-      })),
-    };
-  });
-  expect(out.failed).toEqual([]);
-  expect(out.done).toHaveLength(want.length);
-  for (const done of out.done as { name: string; url: string }[]) {
-    expect(done.url).toMatch(new RegExp(`^${ferry.url}/files/`));
-    const file = want.find((f) => f.name === done.name);
-    const stored = new Uint8Array(await (await fetch(done.url)).arrayBuffer());
-    expect({ name: done.name, size: stored.length, sha256: sha256Of(stored) }).toEqual({
-      name: file?.name,
-      size: file?.size,
-      sha256: file?.sha256,
-    });
-  }
-}
+const stack = uppy.useUppyStack('providers-uppy-google-picker', googlePickerArgs);
 
 test('@uppy/google-drive-picker signs in with drive.file, picks two files in the picker, ferry imports them, bytes exact', async () => {
-  const g = fakes.fixture.google;
+  const g = stack.fakes.fixture.google;
   const picked = g.files.filter((f) => f.name === 'report.pdf' || f.name === 'beach.jpg');
   expect(picked).toHaveLength(2);
   const docs = [
@@ -76,10 +34,9 @@ test('@uppy/google-drive-picker signs in with drive.file, picks two files in the
     })),
     { id: 'not-picked', name: 'other.txt', mimeType: 'text/plain' },
   ];
-  const page = await browser.context.newPage();
-  await routeGoogle(page, g.pickerToken, docs, fakes.fixture.googlePhotos.apiUrl);
-  await page.goto(`${ferry.url}/?picker=drive`);
-  await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
+  const page = await uppy.openUppyPage(stack, '/?picker=drive', (p) =>
+    routeGoogle(p, g.pickerToken, docs, stack.fakes.fixture.googlePhotos.apiUrl),
+  );
 
   // The plugin signs in as it mounts and opens Google's picker; the person ticks two files.
   const dialog = page.getByRole('dialog', { name: 'Google Picker' });
@@ -96,20 +53,20 @@ test('@uppy/google-drive-picker signs in with drive.file, picks two files in the
   await dialog.getByRole('button', { name: 'Select' }).click();
   await expect.poll(() => page.evaluate(() => window.uppy.getFiles().length)).toBe(2);
 
-  await uploadAndCompare(page, picked);
+  await uppy.uploadAndCompare(page, stack, picked);
   await page.close();
 }, 60_000);
 
 test('@uppy/google-photos-picker creates a session, polls it, imports the picked photo and video through ferry, bytes exact', async () => {
-  const g = fakes.fixture.google;
-  const items = fakes.fixture.googlePhotos.items;
-  const page = await browser.context.newPage();
-  await routeGoogle(page, g.pickerToken, [], fakes.fixture.googlePhotos.apiUrl);
+  const g = stack.fakes.fixture.google;
+  const { apiUrl, items } = stack.fakes.fixture.googlePhotos;
   // The plugin opens the session's pickerUri in a window, where the person would pick.
-  const popup = page.waitForEvent('popup');
-  await page.goto(`${ferry.url}/?picker=photos`);
-  await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
-  await (await popup).close();
+  let popup: Promise<Page> | undefined;
+  const page = await uppy.openUppyPage(stack, '/?picker=photos', async (p) => {
+    await routeGoogle(p, g.pickerToken, [], apiUrl);
+    popup = p.waitForEvent('popup');
+  });
+  await (await popup)?.close();
   expect(await page.evaluate(() => window.__gisScopes)).toEqual([
     'https://www.googleapis.com/auth/photospicker.mediaitems.readonly',
   ]);
@@ -127,6 +84,6 @@ test('@uppy/google-photos-picker creates a session, polls it, imports the picked
     ]),
   );
 
-  await uploadAndCompare(page, items);
+  await uppy.uploadAndCompare(page, stack, items);
   await page.close();
 }, 60_000);
