@@ -8,6 +8,7 @@
 // Each line also has `cpu`: CPU seconds by process role over the run (cpu.ts), and with
 // BENCH_PROFILE=1 `main`: the page's main-thread task and script time (DevTools' Performance
 // metrics), to say whether a distance is the page's JavaScript or the browser's upload path.
+// BENCH_DRIVER=cdp drives the browser peers over a bare DevTools pipe instead of Playwright.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, open, rm } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startS3Stack } from '../../e2e/support/s3-stack.ts';
+import { type CdpBrowser, launchCdpBrowser } from '../support/cdp.ts';
 import { type CpuSample, cpuBetween, sampleCpu } from './cpu.ts';
 
 const size = Number(process.env.BENCH_SIZE ?? 1024 * 1024 * 1024);
@@ -83,6 +85,51 @@ function report(
   console.log(JSON.stringify({ ...line, cpu: cpuBetween(...cpu), ...(main ? { main } : {}) }));
 }
 
+/** A browser peer's page, however it is driven. */
+interface Tab {
+  send(method: string, params?: Record<string, unknown>): Promise<Record<string, unknown>>;
+  run(peer: string): Promise<{ ms: number; key: string }>;
+  close(): Promise<void>;
+}
+
+/** Runs in the page: `ferry?limit=10` is the peer `ferry` with those options (see page/main.js). */
+function runPeer(peer: string): Promise<{ ms: number; key: string }> {
+  const [name, query] = peer.split('?');
+  const run = (window as unknown as { bench: Bench }).bench[name ?? ''];
+  if (!run) throw new Error(`no bench for ${peer}`);
+  return run(query);
+}
+
+async function openPlaywright(): Promise<Tab> {
+  const page = await stack.open();
+  // Why a request failed, when one does (printed on stderr, not part of the figures).
+  page.on('requestfailed', (r) =>
+    console.error(`request failed: ${r.method()} ${r.url().slice(0, 120)} ${r.failure()?.errorText}`),
+  );
+  const cdp = await stack.browser.context.newCDPSession(page);
+  await page.setInputFiles('#file', input);
+  return {
+    send: (method, params) => cdp.send(method as 'Performance.enable', params as never) as never,
+    run: (peer) => page.evaluate(runPeer, peer),
+    close: () => page.close(),
+  };
+}
+
+async function openCdp(browser: CdpBrowser): Promise<Tab> {
+  const tab = await browser.open(`${stack.ferry.url}/`);
+  await tab.waitFor('window.ready === true');
+  await tab.setInputFiles('#file', [input]);
+  return {
+    send: (method, params) => tab.send(method, params),
+    run: (peer) => tab.evaluate(`(${runPeer.toString()})(${JSON.stringify(peer)})`),
+    close: () => tab.close(),
+  };
+}
+
+// BENCH_DRIVER=cdp: the browser peers run in a Chromium driven over a bare DevTools pipe
+// (bench/support/cdp.ts), without the Network domain Playwright keeps on in every page.
+const cdpBrowser = process.env.BENCH_DRIVER === 'cdp' ? await launchCdpBrowser({ network: false }) : undefined;
+
 try {
   for (const latency of latencies) {
     for (let rep = 1; rep <= reps; rep += 1) {
@@ -97,41 +144,31 @@ try {
           report(peer, latency, rep, out.ms, [before, after, { python: out.cpu }]);
           continue;
         }
-        const page = await stack.open();
-        // Why a request failed, when one does (printed on stderr, not part of the figures).
-        page.on('requestfailed', (r) =>
-          console.error(`request failed: ${r.method()} ${r.url().slice(0, 120)} ${r.failure()?.errorText}`),
-        );
+        const tab = cdpBrowser ? await openCdp(cdpBrowser) : await openPlaywright();
         if (latency > 0) {
-          const cdp = await stack.browser.context.newCDPSession(page);
-          await cdp.send('Network.enable');
-          await cdp.send('Network.emulateNetworkConditions', {
+          await tab.send('Network.enable');
+          await tab.send('Network.emulateNetworkConditions', {
             offline: false,
             latency,
             downloadThroughput: -1,
             uploadThroughput: -1,
           });
         }
-        await page.setInputFiles('#file', input);
-        const perf = profile ? await stack.browser.context.newCDPSession(page) : undefined;
-        await perf?.send('Performance.enable');
+        if (profile) await tab.send('Performance.enable');
         const metrics = async () => {
-          const all = (await perf?.send('Performance.getMetrics'))?.metrics ?? [];
+          if (!profile) return {};
+          const { metrics: all } = (await tab.send('Performance.getMetrics')) as {
+            metrics: { name: string; value: number }[];
+          };
           return Object.fromEntries(all.map((m) => [m.name, m.value]));
         };
         const m0 = await metrics();
         const before = await sampleCpu();
-        // `ferry?limit=10`: the peer `ferry` with those uploader options (see page/main.js).
-        const out = await page.evaluate((peer) => {
-          const [name, query] = peer.split('?');
-          const run = (window as unknown as { bench: Bench }).bench[name ?? ''];
-          if (!run) throw new Error(`no bench for ${peer}`);
-          return run(query);
-        }, peer);
+        const out = await tab.run(peer);
         // Sampled before the page closes: its renderer's time goes with the process.
         const after = await sampleCpu();
         const m1 = await metrics();
-        const main = perf
+        const main = profile
           ? Object.fromEntries(
               ['TaskDuration', 'ScriptDuration', 'LayoutDuration'].map((k) => [
                 k,
@@ -139,13 +176,14 @@ try {
               ]),
             )
           : undefined;
-        await page.close();
+        await tab.close();
         await check(peer, out.key);
         report(peer, latency, rep, out.ms, [before, after], main);
       }
     }
   }
 } finally {
+  await cdpBrowser?.close();
   await stack.stop();
   await rm(dir, { recursive: true, force: true });
 }

@@ -10,6 +10,8 @@
 # Goal: Ferry at least 0.8x of it. Each run also reports the CPU seconds each process spent
 # (cpu.ts: the page's renderer, Chromium's browser process and network service, Garage, ferry,
 # boto3) and, with BENCH_PROFILE=1, the page's main-thread time: whose work a distance is.
+# BENCH_DRIVER=cdp drives the pages over a bare DevTools pipe instead of Playwright (whose
+# Network domain, on in every page it drives, slows some peers more than others).
 # Prints figures and the ratios; never fails on timing.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -9,8 +9,8 @@
 // `body` says what each PUT sends: `slice` (default, the file's Blob slice), `read` (the slice
 // read into an ArrayBuffer first, as an uploader reading ahead would), `memory` (one in-memory
 // part sent again and again, not the file: the network path alone, to see what the Blob costs).
-// Under this harness both byte bodies run at about 2 MB/s (bench/README.md): use them with a
-// small BENCH_SIZE, or a GiB outlives its part URLs' signatures.
+// Under Playwright (DevTools' Network domain on) both byte bodies run at about 2 MB/s and a GiB
+// outlives its part URLs' signatures: use them with BENCH_DRIVER=cdp or a small BENCH_SIZE.
 
 const MiB = 1024 * 1024;
 
