@@ -260,6 +260,38 @@ pub fn token_answer(v: &Value) -> Option<TokenAnswer> {
     })
 }
 
+/// The top-level fields of a JSON error body (none when the body is not JSON), for the
+/// providers' error readers.
+#[derive(Debug)]
+pub struct ErrorFields(Option<Value>);
+
+impl ErrorFields {
+    pub fn parse(body: &[u8]) -> Self {
+        Self(serde_json::from_slice(body).ok())
+    }
+
+    /// The field `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.as_ref()?.get(key)
+    }
+
+    /// The string field `key`.
+    pub fn str(&self, key: &str) -> Option<&str> {
+        self.get(key)?.as_str()
+    }
+
+    /// A status error with the first string field of `keys` the body has
+    /// (`HTTP {status}: {message}`), else `HTTP {status}: {who} refused the request`.
+    pub fn status(&self, status: u16, keys: &[&str], who: &str) -> ProviderError {
+        let message = keys
+            .iter()
+            .find_map(|k| self.str(k))
+            .map(|m| format!("HTTP {status}: {m}"))
+            .unwrap_or_else(|| format!("HTTP {status}: {who} refused the request"));
+        ProviderError::Status { status, message }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

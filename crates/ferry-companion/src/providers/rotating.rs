@@ -4,7 +4,8 @@
 //! endpoints, clients and [`Rotation`] ledger and makes the calls they all make the same way:
 //! a bearer call that refreshes the session once when the provider refuses the access token
 //! ([`RotatingApi::authed`]), a JSON GET under the API prefix, a call that may redirect, the
-//! pre-signed download URL a redirect names, and the refresh itself.
+//! pre-signed download URL a redirect names, the refresh itself, and the revocation of a
+//! session's newest tokens.
 
 use std::future::Future;
 use std::time::Duration;
@@ -16,7 +17,7 @@ use super::api::{Answer, Api, ErrorReader};
 use super::config::{Endpoints, OAuthApp, ProviderSetup};
 use super::oauth2::{ClientAuth, TokenEndpoint};
 use super::rotation::Rotation;
-use super::{Deps, OAuthSpec, ProviderError, ProviderInfo, Session};
+use super::{Deps, OAuthSpec, ProviderError, ProviderInfo, Revoked, Session};
 use crate::egress::Egress;
 
 /// Sessions a provider's rotation ledger remembers at most.
@@ -129,6 +130,22 @@ impl RotatingApi {
         self.rotation
             .authed(session, |s| async move { self.refresh(&s).await }, call)
             .await
+    }
+
+    /// Revokes `session` at the provider through `call`, which gets its newest tokens (the
+    /// client's copy may hold ones already rotated away) and answers whether the provider
+    /// revoked them; the session is forgotten here either way.
+    pub async fn revoke<F, Fut>(&self, session: &Session, call: F) -> Revoked
+    where
+        F: FnOnce(Session) -> Fut,
+        Fut: Future<Output = bool>,
+    {
+        let revoked = call(self.rotation.latest(session)).await;
+        self.rotation.forget(session);
+        Revoked {
+            revoked,
+            manual_url: None,
+        }
     }
 
     /// A JSON GET of `path` (under the API prefix) with `query`.

@@ -13,7 +13,7 @@ mod items;
 
 use serde_json::Value;
 
-use super::api::{self, Answer};
+use super::api::{self, Answer, ErrorFields};
 use super::config::{Endpoints, ProviderSetup};
 use super::oauth2::{ClientAuth, TokenEndpoint};
 use super::rotating::{RotatingApi, RotatingSpec};
@@ -100,19 +100,16 @@ impl Provider for BoxCloud {
     }
 
     async fn revoke(&self, session: &Session) -> Result<Revoked, ProviderError> {
-        // The newest tokens: the client's copy may hold ones already rotated away.
-        let (o, current) = (&self.oauth, self.oauth.rotation.latest(session));
-        let req = o.api.client().post(o.endpoints.revoke_url()).form(&[
-            ("client_id", o.app.key.as_str()),
-            ("client_secret", o.app.secret.as_str()),
-            ("token", current.access_token.as_str()),
-        ]);
-        let revoked = o.api.send(req, box_error).await.is_ok();
-        o.rotation.forget(session);
-        Ok(Revoked {
-            revoked,
-            manual_url: None,
-        })
+        let o = &self.oauth;
+        let revoked = o.revoke(session, |current| async move {
+            let req = o.api.client().post(o.endpoints.revoke_url()).form(&[
+                ("client_id", o.app.key.as_str()),
+                ("client_secret", o.app.secret.as_str()),
+                ("token", current.access_token.as_str()),
+            ]);
+            o.api.send(req, box_error).await.is_ok()
+        });
+        Ok(revoked.await)
     }
 
     async fn list(
@@ -227,22 +224,11 @@ impl Provider for BoxCloud {
 /// Box's errors: 401 (a refused access token) and `invalid_grant` (a spent, expired or
 /// revoked refresh token) are auth errors; everything else carries Box's message.
 fn box_error(status: u16, body: &[u8]) -> ProviderError {
-    let parsed = serde_json::from_slice::<Value>(body).ok();
-    let field = |k: &str| {
-        parsed
-            .as_ref()
-            .and_then(|v| v.get(k))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    if status == 401 || field("error").as_deref() == Some("invalid_grant") {
+    let fields = ErrorFields::parse(body);
+    if status == 401 || fields.str("error") == Some("invalid_grant") {
         return ProviderError::Auth;
     }
-    let message = field("message")
-        .or_else(|| field("error_description"))
-        .map(|m| format!("HTTP {status}: {m}"))
-        .unwrap_or_else(|| format!("HTTP {status}: Box refused the request"));
-    ProviderError::Status { status, message }
+    fields.status(status, &["message", "error_description"], "Box")
 }
 
 #[cfg(test)]

@@ -5,47 +5,30 @@
 use serde_json::Value;
 
 use crate::providers::ProviderError;
+use crate::providers::api::ErrorFields;
 
 /// API errors: 401 (Zoom's code 124, an invalid or expired access token) is an auth error;
 /// everything else carries Zoom's message.
 pub fn zoom_error(status: u16, body: &[u8]) -> ProviderError {
-    let parsed = serde_json::from_slice::<Value>(body).ok();
-    let code = parsed
-        .as_ref()
-        .and_then(|v| v.get("code"))
-        .and_then(Value::as_i64);
+    let fields = ErrorFields::parse(body);
+    let code = fields.get("code").and_then(Value::as_i64);
     if status == 401 || code == Some(124) {
         return ProviderError::Auth;
     }
-    let message = parsed
-        .as_ref()
-        .and_then(|v| v.get("message"))
-        .and_then(Value::as_str)
-        .map(|m| format!("HTTP {status}: {m}"))
-        .unwrap_or_else(|| format!("HTTP {status}: Zoom refused the request"));
-    ProviderError::Status { status, message }
+    fields.status(status, &["message"], "Zoom")
 }
 
 /// Token endpoint errors: a refused grant (`invalid_grant`, or Zoom's `invalid_request` with
 /// "Invalid Token!" for a spent refresh token) and 401 are auth errors.
 pub fn token_error(status: u16, body: &[u8]) -> ProviderError {
-    let parsed = serde_json::from_slice::<Value>(body).ok();
-    let field = |k: &str| {
-        parsed
-            .as_ref()
-            .and_then(|v| v.get(k))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    let spent = field("reason").is_some_and(|r| r.contains("Invalid Token"));
-    if status == 401 || field("error").as_deref() == Some("invalid_grant") || spent {
+    let fields = ErrorFields::parse(body);
+    let spent = fields
+        .str("reason")
+        .is_some_and(|r| r.contains("Invalid Token"));
+    if status == 401 || fields.str("error") == Some("invalid_grant") || spent {
         return ProviderError::Auth;
     }
-    let message = field("reason")
-        .or_else(|| field("error_description"))
-        .map(|m| format!("HTTP {status}: {m}"))
-        .unwrap_or_else(|| format!("HTTP {status}: Zoom refused the request"));
-    ProviderError::Status { status, message }
+    fields.status(status, &["reason", "error_description"], "Zoom")
 }
 
 #[cfg(test)]

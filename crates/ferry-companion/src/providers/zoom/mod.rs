@@ -216,23 +216,20 @@ impl Provider for Zoom {
     }
 
     async fn revoke(&self, session: &Session) -> Result<Revoked, ProviderError> {
-        // The newest tokens: the client's copy may hold ones already rotated away.
-        let (o, current) = (&self.oauth, self.oauth.rotation.latest(session));
-        let req = o
-            .api
-            .client()
-            .post(o.endpoints.revoke_url())
-            .basic_auth(&o.app.key, Some(&o.app.secret))
-            .query(&[("token", current.access_token.as_str())]);
-        let revoked = match o.api.json(req, token_error).await {
-            Ok(v) => v.get("status").and_then(Value::as_str) == Some("success"),
-            Err(_) => false,
-        };
-        o.rotation.forget(session);
-        Ok(Revoked {
-            revoked,
-            manual_url: None,
-        })
+        let o = &self.oauth;
+        let revoked = o.revoke(session, |current| async move {
+            let req = o
+                .api
+                .client()
+                .post(o.endpoints.revoke_url())
+                .basic_auth(&o.app.key, Some(&o.app.secret))
+                .query(&[("token", current.access_token.as_str())]);
+            match o.api.json(req, token_error).await {
+                Ok(v) => v.get("status").and_then(Value::as_str) == Some("success"),
+                Err(_) => false,
+            }
+        });
+        Ok(revoked.await)
     }
 
     async fn list(
