@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach, expect, test, vi } from 'vitest';
 import { defaultLocale, translate } from '../locale.ts';
 import type { FerryFile } from '../types.ts';
 import type { AbortReason, UploadContext } from '../uploader.ts';
-import { serverMessage, TusUploader } from './tus.ts';
+import { QUIET_BODY_SIZE, serverMessage, TusUploader } from './tus.ts';
 
 // The package's Node build reads Buffers and streams, not Blobs: the browser build is the one pages run.
 vi.mock('tus-js-client', () => import('tus-js-client/lib.esm/browser/index.js' as string));
@@ -380,5 +380,29 @@ test('a small file without bytes read ahead is sent as the file itself, never a 
     expect(slice).not.toHaveBeenCalled();
   } finally {
     slice.mockRestore();
+  }
+});
+
+test('a tiny file is sent without an upload-progress listener and still reports its whole size', async () => {
+  // What each request had on `xhr.upload` when it was sent.
+  const listened: boolean[] = [];
+  const original = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (this: XMLHttpRequest, body?: Document | XMLHttpRequestBodyInit | null) {
+    listened.push(this.upload.onprogress !== null);
+    return original.call(this, body);
+  };
+  try {
+    const tiny = pattern(QUIET_BODY_SIZE);
+    const { ctx, progress } = context();
+    await new TusUploader({ endpoint: `${base}/files/`, retryDelays: [] }).upload(localFile(tiny), ctx);
+    expect(progress.at(-1)).toBe(tiny.length);
+    expect(sha256(uploads.get('/files/1')?.bytes ?? Buffer.alloc(0))).toBe(sha256(tiny));
+    // One byte more: its body's progress is reported again.
+    const larger = pattern(QUIET_BODY_SIZE + 1);
+    await new TusUploader({ endpoint: `${base}/files/`, retryDelays: [] }).upload(localFile(larger), context().ctx);
+    expect(sha256(uploads.get('/files/2')?.bytes ?? Buffer.alloc(0))).toBe(sha256(larger));
+    expect(listened).toEqual([false, true]);
+  } finally {
+    XMLHttpRequest.prototype.send = original;
   }
 });
