@@ -245,6 +245,8 @@ export class CopyQueue {
   readonly #records: RecordTable;
   readonly #host: CopyHost;
   readonly #jobs: CopyJob[] = [];
+  /** The small files whose IndexedDB transaction is under way. */
+  #inFlight: CopyJob[] = [];
   #copies: Promise<void> = Promise.resolve();
 
   constructor(keeper: ByteKeeper, records: RecordTable, host: CopyHost) {
@@ -271,6 +273,21 @@ export class CopyQueue {
     return this.#copies;
   }
 
+  /**
+   * The page may be going away: the small files whose copy is under way are recorded as kept in
+   * IndexedDB, before the journal writes their records in this task. Their transaction has asked
+   * to commit already and lands though the page goes (a copy begun now would not: Chromium drops
+   * a transaction with blobs that the page leaves before they are written); were it lost after
+   * all, the file comes back a ghost, as one whose record said `pending` did.
+   */
+  hidden(): void {
+    for (const job of this.#inFlight) {
+      if (this.#records.get(job.id) !== job.record || job.record.bytes !== 'pending') continue;
+      job.record.bytes = 'idb';
+      this.#host.changed(job.id);
+    }
+  }
+
   /** Frees the kept bytes of a file that completed (a copy still running sees it itself). */
   free(id: string): void {
     const record = this.#records.get(id);
@@ -293,10 +310,12 @@ export class CopyQueue {
       const batch = this.#nextCopies().filter((job) => this.#stillWanted(job));
       const [first] = batch;
       if (!first) continue;
-      const kinds =
-        batch.length === 1 && !this.#keeper.isSmall(first.data, first.record.handle)
-          ? [await this.#keeper.keep(first.id, first.data, first.record.handle)]
-          : await this.#keeper.keepSmall(batch.map((job) => [job.id, job.data]));
+      const one = batch.length === 1 && !this.#keeper.isSmall(first.data, first.record.handle);
+      if (!one) this.#inFlight = batch;
+      const kinds = one
+        ? [await this.#keeper.keep(first.id, first.data, first.record.handle)]
+        : await this.#keeper.keepSmall(batch.map((job) => [job.id, job.data]));
+      this.#inFlight = [];
       await Promise.all(batch.map((job, i) => this.#kept(job, kinds[i] ?? 'none')));
     }
   }

@@ -15,9 +15,12 @@ import {
   settle,
   withStorage,
 } from '../test/recovery-page.ts';
-import { BLOBS } from './db.ts';
+import { BLOBS, RecoveryDb } from './db.ts';
 
-afterEach(closeEngines);
+afterEach(() => {
+  vi.unstubAllGlobals();
+  closeEngines();
+});
 
 describe('keeping the bytes', () => {
   test('a copy that fails (quota) leaves a ghost and the page goes on', async () => {
@@ -120,6 +123,41 @@ describe('keeping the bytes', () => {
       expect(await bytesOf(second.ferry.getFile(ids[249] as string))).toEqual([249, 7]);
     } finally {
       transaction.mockRestore();
+    }
+  });
+
+  test('small files whose copy is under way when the page goes away come back with their bytes, not as ghosts', async () => {
+    const window = new EventTarget();
+    vi.stubGlobal('addEventListener', window.addEventListener.bind(window));
+    vi.stubGlobal('removeEventListener', window.removeEventListener.bind(window));
+    const db = new IDBFactory();
+    const first = await page(db);
+    // The copy's transaction is issued (and lands) at once; the page hears of it only later,
+    // after it went away, as a busy browser answers.
+    let answer: () => void = () => undefined;
+    const heard = new Promise<void>((ok) => {
+      answer = ok;
+    });
+    let copies = 0;
+    const write = RecoveryDb.prototype.write;
+    const spy = vi.spyOn(RecoveryDb.prototype, 'write').mockImplementation(function (this: RecoveryDb, ...args) {
+      const done = write.apply(this, args);
+      if (args[0] !== BLOBS || args[1].length === 0) return done;
+      copies += 1;
+      return heard.then(() => done);
+    });
+    try {
+      const ids = first.ferry.addFiles([{ data: file('a.bin', [1]) }, { data: file('b.bin', [2, 2]) }]) as string[];
+      await vi.waitFor(() => expect(copies).toBe(1), { timeout: 5000 });
+      window.dispatchEvent(new Event('pagehide'));
+
+      const second = await page(db);
+      expect(second.ferry.recovery?.getSnapshot().ghosts).toEqual([]);
+      expect(await bytesOf(second.ferry.getFile(ids[0] as string))).toEqual([1]);
+      expect(await bytesOf(second.ferry.getFile(ids[1] as string))).toEqual([2, 2]);
+    } finally {
+      answer();
+      spy.mockRestore();
     }
   });
 });

@@ -38,6 +38,8 @@ export interface JournalHost {
   drop(id: string, kind: BytesKind): void;
   /** These files left the engine (the ghosts among them are ghosts no more). */
   left(ids: ReadonlySet<string>): void;
+  /** The page may be going away: records that copies under way will change are changed first. */
+  hidden(): void;
 }
 
 /**
@@ -337,6 +339,7 @@ export class Journal {
    */
   #writeNow(): void {
     this.observeNow();
+    this.#host.hidden();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#due();

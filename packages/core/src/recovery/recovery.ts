@@ -111,6 +111,7 @@ export class Recovery {
         left: (ids) => {
           if (this.#snapshot.ghosts.some((g) => ids.has(g))) this.#dropGhosts(ids);
         },
+        hidden: () => this.#copies.hidden(),
       },
       options.throttle ?? 1000,
     );
