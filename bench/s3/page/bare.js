@@ -1,8 +1,9 @@
 // The browser's floor of bench/s3: the picked file sent to the bucket with no library. One
 // create, every part's URL signed in one batch before the first PUT, then `file.slice()` parts
 // PUT with plain XMLHttpRequest (or fetch), the same part size and parts in flight as
-// S3MultipartUploader's defaults (5 MiB, 5), then complete. No progress listener, no retries, no
-// bookkeeping: what any uploader in this Chromium can reach against this Garage.
+// S3MultipartUploader's defaults (5 MiB, 5), then complete. No progress listener, no retries but
+// a 5xx part sent again, no bookkeeping: what any uploader in this Chromium can reach against
+// this Garage.
 //
 // `query` (peer `bare?via=fetch&progress=1&limit=10&partMib=16`): `via` fetch or xhr (default);
 // `progress=1` listens to XHR upload progress as an uploader must; `limit`, `partMib` as for ferry.
@@ -75,11 +76,22 @@ export async function bare(file, query = '') {
     'GET',
     `${route}/batch?key=${encodeURIComponent(key)}&partNumbers=${numbers.join(',')}`,
   );
+  // Garage on a loaded machine sometimes sheds a PUT with 503: send that part again (at most 3
+  // times), as any S3 client does, rather than lose the run.
+  const send = async (i) => {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await put(presignedUrls[i + 1], await bodyOf(i));
+      } catch (error) {
+        if (attempt >= 3 || !/PUT part: 5\d\d/.test(error.message)) throw error;
+      }
+    }
+  };
   const etags = new Array(count);
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < count; i = next++) {
-      etags[i] = await put(presignedUrls[i + 1], await bodyOf(i));
+      etags[i] = await send(i);
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
