@@ -2,7 +2,8 @@
 //! file in one PUT and one larger than a PUT in parts, each read back from the bucket with the
 //! sha256 of what was sent, at the key its `path` template names, with the result URL in the
 //! status; the credentials never appear in the status; an endpoint on a private address is
-//! refused when the server allows public addresses only.
+//! refused when the server allows public addresses only: at create (403) when the host is
+//! literal, when the step runs when it comes from a field.
 
 mod common;
 
@@ -97,7 +98,25 @@ async fn a_private_endpoint_is_refused_and_a_wrong_secret_is_a_clear_error() {
     let garage = Garage::start().await;
     let dir = tempfile::tempdir().expect("dir");
     let public_only = start(config(&dir.path().join("a"), true)).await;
+    // Refused when the Assembly is created, before any file is received or step runs.
     let p = params(json!({"exported": store_step(&garage, json!({}))}));
+    let (code, body) = create(&public_only.base, form(&p, &[("a.txt", b"x")])).await;
+    assert_eq!(
+        (code, body["error"].as_str(), body["message"].as_str()),
+        (
+            403,
+            Some("S3_STORE_ACCESS_DENIED"),
+            Some("Step \"exported\": The S3 host is an address this server may not connect to.")
+        ),
+        "{body}"
+    );
+    // A host from a field is only known once expanded: refused when the step runs.
+    let p = params(json!({"exported": store_step(&garage, json!({"host": "${fields.host}"}))}));
+    let p = {
+        let mut v: Value = serde_json::from_str(&p).expect("params");
+        v["fields"] = json!({"host": garage.endpoint});
+        v.to_string()
+    };
     let (_, created) = create(&public_only.base, form(&p, &[("a.txt", b"x")])).await;
     let done = settle(created["assembly_ssl_url"].as_str().expect("url")).await;
     assert_eq!(

@@ -268,11 +268,17 @@ async fn instructions(svc: &Service, params: &Value) -> Result<Vec<Step>, ApiErr
         engines.runs(r) && (r != crate::robots::Robot::HttpImport || egress.is_some())
     })?;
     if let Some(egress) = egress {
-        for step in steps
-            .iter()
-            .filter(|s| s.robot == crate::robots::Robot::HttpImport)
-        {
-            crate::robots::import::check_addresses(&step.name, &step.params, egress)?;
+        // Addresses the egress rules forbid are refused now, not when the step runs.
+        for step in &steps {
+            match step.robot {
+                crate::robots::Robot::HttpImport => {
+                    crate::robots::import::check_addresses(&step.name, &step.params, egress)?
+                }
+                crate::robots::Robot::S3Store => {
+                    crate::robots::s3store::check_host(&step.name, &step.params, egress)?
+                }
+                _ => {}
+            }
         }
     }
     Ok(steps)

@@ -9,7 +9,8 @@
 //! Credentials), `session_token`, `tags`, `check_integrity`, `sign_urls_for`.
 //!
 //! The endpoint is reached through the egress client, so it must be a public address unless
-//! `--allow-local-urls` is set. The key and secret are never logged, never in an error, and
+//! `--allow-local-urls` is set; a literal host is checked when the Assembly is created
+//! ([`check_host`]), a templated one when the step runs. The key and secret are never logged, never in an error, and
 //! redacted from the params the status echoes ([`redact`]).
 
 use serde_json::{Map, Value};
@@ -61,6 +62,39 @@ pub fn validate(step: &str, params: &Map<String, Value>) -> Result<(), ApiError>
         .map(drop)
         .map_err(|e| ApiError::bad(e.code, format!("Step {step:?}: {}", e.message)))
 }
+
+/// Refuses, when the Assembly is created, a step whose store is an address the egress rules
+/// forbid (a private or loopback host without `--allow-local-urls`): the documented 403
+/// `S3_STORE_ACCESS_DENIED`, before any file is received. A host holding a variable is checked
+/// once expanded, when the step runs.
+pub fn check_host(
+    step: &str,
+    params: &Map<String, Value>,
+    egress: &ferry_companion::egress::Egress,
+) -> Result<(), ApiError> {
+    let templated = ["host", "bucket", "bucket_region"].iter().any(|k| {
+        params
+            .get(*k)
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.contains("${"))
+    });
+    if templated {
+        return Ok(());
+    }
+    let target = check(params, true)
+        .map_err(|e| ApiError::bad(e.code, format!("Step {step:?}: {}", e.message)))?;
+    if egress.check(&target.bucket.endpoint).is_err() {
+        return Err(ApiError::new(
+            axum::http::StatusCode::FORBIDDEN,
+            "S3_STORE_ACCESS_DENIED",
+            format!("Step {step:?}: {ACCESS_DENIED}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Why a store on a forbidden address is refused.
+const ACCESS_DENIED: &str = "The S3 host is an address this server may not connect to.";
 
 /// Settings of one store, checked.
 struct Target {
@@ -236,10 +270,7 @@ pub async fn run(
             .map_or_else(|| scope.expand(DEFAULT_PATH), str::to_owned);
         let key = object_key(&path)?;
         if egress.check(&target.bucket.endpoint).is_err() {
-            return Err(StepError::new(
-                "S3_STORE_ACCESS_DENIED",
-                "The S3 host is an address this server may not connect to.",
-            ));
+            return Err(StepError::new("S3_STORE_ACCESS_DENIED", ACCESS_DENIED));
         }
         let client = ferry_s3::S3Client::new(target.bucket.clone())
             .map_err(|e| invalid(e.to_string()))?
