@@ -2,8 +2,10 @@
 //! WebP re-encoded losslessly; JPEG loses only its metadata segments (EXIF, XMP, comments; the
 //! ICC profile and Adobe marker stay, so colours do not change) when `preserve_meta_data` is
 //! false, its entropy-coded data copied byte for byte. The smaller of input and candidate wins,
-//! so the output is never larger. Other types (GIF, SVG, ...) pass through unchanged.
+//! so the output is never larger. Other types (GIF, SVG, ...) pass through unchanged. Nothing is
+//! buffered whole: the JPEG is stripped as a stream, files are copied file to file.
 
+use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 
 use tokio_util::sync::CancellationToken;
@@ -46,6 +48,9 @@ pub struct OptimizeOutput {
 }
 
 /// Optimizes `input` into `output` (same format, so the caller keeps the input's extension).
+/// Streams: the input is never held in memory (a JPEG's marker segments, at most 64 KiB each,
+/// are read one at a time and its image data copied through a fixed buffer; the PNG/WebP
+/// candidate is written by libvips; the winner is copied file to file).
 pub async fn optimize(
     engines: &Engines,
     input: &Path,
@@ -57,9 +62,6 @@ pub async fn optimize(
     let vips_bin = engines.vips()?;
     let size_before = super::probe::regular_file(input).await?;
     limits::check_path(output)?;
-    let original = tokio::fs::read(input)
-        .await
-        .map_err(|e| EngineError::io(format!("reading {}", input.display()), e))?;
     let header = vips::header(engines, input, limits, cancel).await.ok();
     if let Some(header) = &header {
         header.check_pixels(limits)?;
@@ -67,12 +69,15 @@ pub async fn optimize(
     let format = header
         .as_ref()
         .and_then(|h| ImageFormat::from_loader(&h.loader));
+    let scratch = scratch_dir(output)?;
     let candidate = match format {
-        Some(ImageFormat::Jpg) if !params.preserve_meta_data => strip_jpeg(&original),
+        Some(ImageFormat::Jpg) if !params.preserve_meta_data => {
+            let target = scratch.path().join("candidate.jpg");
+            strip_jpeg_file(input, &target).await?.then_some(target)
+        }
         Some(f @ (ImageFormat::Png | ImageFormat::Webp))
             if header.as_ref().is_some_and(|h| h.pages.is_none()) =>
         {
-            let scratch = scratch_dir(output)?;
             let target = scratch.path().join(format!("candidate.{}", f.extension()));
             let mut options = vec![if f == ImageFormat::Png {
                 "compression=9"
@@ -88,71 +93,132 @@ pub async fn optimize(
                 limits::check_path(input)?.into(),
                 spec.into(),
             ];
-            limits::run(vips_bin, &args, &vips::ENV, limits, cancel).await?;
-            Some(
-                tokio::fs::read(&target)
-                    .await
-                    .map_err(|e| EngineError::io("reading the optimized candidate", e))?,
-            )
+            let env = vips::env(input, Some(f)).await;
+            limits::run(vips_bin, &args, env, limits, cancel).await?;
+            Some(target)
         }
         _ => None,
     };
-    let best = match candidate {
-        Some(bytes) if (bytes.len() as u64) < size_before => bytes,
-        _ => original,
-    };
-    tokio::fs::write(output, &best)
+    let mut best = input;
+    if let Some(candidate) = &candidate {
+        let size = tokio::fs::metadata(candidate)
+            .await
+            .map_err(|e| EngineError::io("reading the optimized candidate", e))?
+            .len();
+        if size < size_before {
+            best = candidate;
+        }
+    }
+    let size_after = tokio::fs::copy(best, output)
         .await
         .map_err(|e| EngineError::io(format!("writing {}", output.display()), e))?;
     Ok(OptimizeOutput {
         path: output.to_owned(),
         format,
         size_before,
-        size_after: best.len() as u64,
+        size_after,
         width: header.as_ref().map(|h| h.width),
         height: header.as_ref().map(|h| h.height),
     })
 }
 
+/// Writes `input` without its metadata segments to `target` ([`strip_jpeg_stream`]); false (and
+/// `target` left for the scratch directory's removal) when its markers are not well-formed.
+async fn strip_jpeg_file(input: &Path, target: &Path) -> Result<bool, EngineError> {
+    let (input, target) = (input.to_owned(), target.to_owned());
+    tokio::task::spawn_blocking(move || -> Result<bool, EngineError> {
+        let reader = std::fs::File::open(&input)
+            .map_err(|e| EngineError::io(format!("reading {}", input.display()), e))?;
+        let writer = std::fs::File::create(&target)
+            .map_err(|e| EngineError::io("writing the optimized candidate", e))?;
+        let mut writer = std::io::BufWriter::new(writer);
+        let ok = strip_jpeg_stream(&mut std::io::BufReader::new(reader), &mut writer)
+            .map_err(|e| EngineError::io("stripping the JPEG", e))?;
+        writer
+            .flush()
+            .map_err(|e| EngineError::io("writing the optimized candidate", e))?;
+        Ok(ok)
+    })
+    .await
+    .map_err(|e| EngineError::io("stripping the JPEG", std::io::Error::other(e)))?
+}
+
 /// A JPEG without APP1 (EXIF, XMP), APP3..APP13, APP15 and COM segments, or `None` when the
 /// markers before the scan are not well-formed (the input is then kept as it is).
 pub fn strip_jpeg(bytes: &[u8]) -> Option<Vec<u8>> {
-    if bytes.get(..2)? != [0xFF, 0xD8] {
-        return None;
-    }
     let mut out = Vec::with_capacity(bytes.len());
-    out.extend_from_slice(&bytes[..2]);
-    let mut at = 2;
+    match strip_jpeg_stream(&mut &bytes[..], &mut out) {
+        Ok(true) => Some(out),
+        _ => None,
+    }
+}
+
+/// Copies the JPEG on `reader` to `writer` without its metadata segments (see [`strip_jpeg`]):
+/// one marker segment (at most 64 KiB) in memory at a time, then the image data from the start
+/// of scan on copied as it is. `Ok(false)` when the markers before the scan are not well-formed
+/// or the file ends before its scan; what was written is then to be discarded.
+pub fn strip_jpeg_stream(reader: &mut impl Read, writer: &mut impl Write) -> std::io::Result<bool> {
+    let mut soi = [0u8; 2];
+    if !read_fully(reader, &mut soi)? || soi != [0xFF, 0xD8] {
+        return Ok(false);
+    }
+    writer.write_all(&soi)?;
+    let mut segment = Vec::new();
     loop {
-        if *bytes.get(at)? != 0xFF {
-            return None;
+        if next(reader)? != Some(0xFF) {
+            return Ok(false);
         }
-        let marker = *bytes.get(at + 1)?;
-        if marker == 0xFF {
-            // Fill byte before a marker.
-            at += 1;
-            continue;
+        let mut marker = match next(reader)? {
+            Some(m) => m,
+            None => return Ok(false),
+        };
+        // Fill bytes before a marker are dropped.
+        while marker == 0xFF {
+            marker = match next(reader)? {
+                Some(m) => m,
+                None => return Ok(false),
+            };
         }
         if marker == 0xDA {
             // Start of scan: the rest is image data, copied as is.
-            out.extend_from_slice(&bytes[at..]);
-            return Some(out);
+            writer.write_all(&[0xFF, 0xDA])?;
+            std::io::copy(reader, writer)?;
+            return Ok(true);
         }
-        let len = usize::from(u16::from_be_bytes([
-            *bytes.get(at + 2)?,
-            *bytes.get(at + 3)?,
-        ]));
-        if len < 2 {
-            return None;
+        let mut len = [0u8; 2];
+        if !read_fully(reader, &mut len)? {
+            return Ok(false);
         }
-        let end = at.checked_add(2 + len)?;
-        let segment = bytes.get(at..end)?;
+        let body = usize::from(u16::from_be_bytes(len));
+        if body < 2 {
+            return Ok(false);
+        }
+        segment.resize(body - 2, 0);
+        if !read_fully(reader, &mut segment)? {
+            return Ok(false);
+        }
         // APP0 (JFIF), APP2 (ICC profile) and APP14 (Adobe colour transform) affect decoding.
         let metadata = matches!(marker, 0xE1 | 0xE3..=0xED | 0xEF | 0xFE);
         if !metadata {
-            out.extend_from_slice(segment);
+            writer.write_all(&[0xFF, marker])?;
+            writer.write_all(&len)?;
+            writer.write_all(&segment)?;
         }
-        at = end;
+    }
+}
+
+/// The next byte, or `None` at the end.
+fn next(reader: &mut impl Read) -> std::io::Result<Option<u8>> {
+    let mut byte = [0u8; 1];
+    Ok(read_fully(reader, &mut byte)?.then_some(byte[0]))
+}
+
+/// Fills `buf`; false when the reader ends first.
+fn read_fully(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<bool> {
+    match reader.read_exact(buf) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(e),
     }
 }
 
