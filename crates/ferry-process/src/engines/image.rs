@@ -1,7 +1,8 @@
 //! `/image/resize` on libvips's command line: the header is read first (pixel cap, orientation,
 //! alpha), then a short plan of `vips` operations runs, one process each, the last one saving
 //! straight to the output with the format's options. The common case (fit, fillcrop centred,
-//! stretch, min_fit) is a single `vips thumbnail`, which shrinks on load. Intermediates are
+//! stretch, min_fit) is a single `vips thumbnail`, which shrinks on load. libvips runs without
+//! its dynamic modules unless the input or the output needs one ([`vips::env`]). Intermediates are
 //! uncompressed TIFFs in a temporary directory beside the output (libvips's own `.v` loader is
 //! blocked with the other untrusted loaders).
 
@@ -379,6 +380,8 @@ pub async fn resize(
     let format = output_format(params.format, &header, &engines.image_formats)?;
     let output = with_extension(output_base, format)?;
     let ops = plan(&header, params, format)?;
+    // Intermediates are uncompressed TIFFs, which libvips's core reads and writes.
+    let env = vips::env(input, Some(format)).await;
     let scratch = scratch_dir(&output)?;
     let mut current: PathBuf = input.to_owned();
     for (i, op) in ops.iter().enumerate() {
@@ -394,7 +397,7 @@ pub async fn resize(
             format!("{}[compression=none]", limits::check_path(&t)?)
         };
         let args = op.args(limits::check_path(&current)?, &target);
-        if let Err(e) = limits::run(vips_bin, &args, &vips::ENV, limits, cancel).await {
+        if let Err(e) = limits::run(vips_bin, &args, env, limits, cancel).await {
             let _ = tokio::fs::remove_file(&output).await;
             return Err(e);
         }

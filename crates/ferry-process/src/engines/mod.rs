@@ -11,9 +11,11 @@
 //! - [`ffmpeg`], [`ffopts`], [`video`], [`thumbs`], [`audio`] — `/video/encode`, `/video/thumbs`,
 //!   `/audio/encode`, the `ffmpeg` options object and progress.
 //! - [`clamd`] — `/file/virusscan` over clamd's socket.
+//! - [`cache`] — what was read about a file (header, probe), kept per file.
 //! - [`error`] — [`EngineError`].
 
 pub mod audio;
+mod cache;
 pub mod clamd;
 pub mod detect;
 pub mod error;

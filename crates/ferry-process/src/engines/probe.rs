@@ -5,12 +5,14 @@
 //! Transloadit's `meta` field names (absent fields are left out, as Transloadit does).
 
 use std::path::Path;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::EngineError;
+use super::cache::{FileIdentity, PerFile};
 use super::detect::Engines;
 use super::ffmpeg;
 use super::limits::{self, Limits};
@@ -104,6 +106,8 @@ impl Probe {
 /// Reads `path`'s meta. A file ffprobe cannot read (not media, truncated, garbage) is an
 /// [`EngineError::Failed`] naming ffprobe and its message; callers that only want meta for
 /// every upload treat that as "no meta".
+/// Read once per file ([`super::cache`]): the upload's meta, `/video/encode` and
+/// `/video/thumbs` all probe the same upload.
 pub async fn probe(
     engines: &Engines,
     path: &Path,
@@ -111,6 +115,26 @@ pub async fn probe(
     cancel: &CancellationToken,
 ) -> Result<Probe, EngineError> {
     regular_file(path).await?;
+    let identity = FileIdentity::of(path).await;
+    if let Some(cached) = identity.as_ref().and_then(|id| PROBES.get(id)) {
+        return Ok(cached);
+    }
+    let probe = read(engines, path, limits, cancel).await?;
+    if let Some(id) = identity {
+        PROBES.put(id, probe.clone());
+    }
+    Ok(probe)
+}
+
+/// Probes already made.
+static PROBES: LazyLock<PerFile<Probe>> = LazyLock::new(PerFile::default);
+
+async fn read(
+    engines: &Engines,
+    path: &Path,
+    limits: &Limits,
+    cancel: &CancellationToken,
+) -> Result<Probe, EngineError> {
     if let Some(probe) = still_image(engines, path, limits, cancel).await {
         return Ok(probe);
     }
