@@ -329,6 +329,27 @@ async fn retry_after_is_waited_out_within_the_cap_and_reported_beyond_it() {
     .await;
 }
 
+/// The content host answers the reopened download 503 with `Retry-After` twice: the import
+/// waits both out, says so on its socket, and completes byte-exact.
+#[tokio::test(start_paused = true)]
+async fn a_503_with_retry_after_from_the_content_host_is_waited_out() {
+    let env = start().await;
+    let d = &env.dropbox.state;
+    let data = random_bytes(300_000);
+    d.add("/clip.bin", data.clone());
+    let login = login(&env, "dropbox", APP, None).await;
+    ratelimit::import_waits_out_unavailable(
+        &env,
+        "dropbox",
+        "Dropbox",
+        "%2Fclip.bin",
+        &login.token,
+        &d.faults,
+        &data,
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn bad_paths_are_refused_with_a_message_and_nothing_is_fetched() {
     let env = start().await;

@@ -2,9 +2,10 @@
 //! so `Retry-After` waits take no real time): a listing limited twice succeeds after waiting
 //! out both `Retry-After`s; a limit asking for more than the cap is a 429 at once, with
 //! `Retry-After` and `{message, retryAfter}`; an import whose download is cut half-way and then
-//! rate-limited waits in place (telling the socket it is waiting) and completes byte-exact.
+//! rate-limited (a 429 from the API, or a 503 with `Retry-After` from the download host) waits
+//! in place (telling the socket it is waiting) and completes byte-exact.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use ferry_testkit::fake::Faults;
@@ -77,6 +78,35 @@ pub async fn import_waits_out_retry_after(
     f: &Faults,
     data: &[u8],
 ) {
+    import_waits_out(env, p, name, id, token, f, &f.too_many, data).await;
+}
+
+/// As [`import_waits_out_retry_after`], but the download host itself answers the reopening
+/// `503 Service Unavailable` with `Retry-After: 2`, twice (a throttled content host).
+pub async fn import_waits_out_unavailable(
+    env: &Env,
+    p: &str,
+    name: &str,
+    id: &str,
+    token: &str,
+    f: &Faults,
+    data: &[u8],
+) {
+    import_waits_out(env, p, name, id, token, f, &f.unavailable, data).await;
+}
+
+/// The import of `id` cut half-way, then its reopening limited twice through `limit`.
+#[allow(clippy::too_many_arguments)]
+async fn import_waits_out(
+    env: &Env,
+    p: &str,
+    name: &str,
+    id: &str,
+    token: &str,
+    f: &Faults,
+    limit: &AtomicU32,
+    data: &[u8],
+) {
     f.cut_after.store(data.len() as u64 / 2, Ordering::SeqCst);
     let body = json!({"fileId": "x", "protocol": "tus", "endpoint": env.tus.endpoint(),
         "size": data.len(), "metadata": {"name": "f.bin", "type": "application/octet-stream"},
@@ -85,7 +115,7 @@ pub async fn import_waits_out_retry_after(
     assert_eq!(status, 200, "{answer}");
     // Opened: the limits meet the reopening after the cut.
     f.retry_after.store(2, Ordering::SeqCst);
-    f.too_many.store(2, Ordering::SeqCst);
+    limit.store(2, Ordering::SeqCst);
     let start = Instant::now();
     let mut ws = super::socket(&env.companion, answer["token"].as_str().expect("token")).await;
     let (last, frames) = super::finish(&mut ws).await;
@@ -99,7 +129,7 @@ pub async fn import_waits_out_retry_after(
     assert_eq!(
         (
             f.cut_after.load(Ordering::SeqCst),
-            f.too_many.load(Ordering::SeqCst)
+            limit.load(Ordering::SeqCst)
         ),
         (0, 0),
         "cut, then limited twice"

@@ -27,10 +27,11 @@
 //! While it runs, each line on stdin is a fault switch, acknowledged by one JSON line on stdout
 //! (`{"ok": true}` or `{"error": "..."}`): `too-many <provider> <count> <seconds>` answers that
 //! provider's next `count` API calls 429 with `Retry-After: <seconds>` (`google`, `instagram`,
-//! `box`, `onedrive`, `dropbox`, `unsplash`), so a browser spec can see a rate limit.
+//! `box`, `onedrive`, `dropbox`, `unsplash`), so a browser spec can see a rate limit;
+//! `unavailable <provider> <count> <seconds>` answers its next `count` downloads 503 with
+//! `Retry-After: <seconds>` (a throttled download host).
 
 use bytes::Bytes;
-use ferry_testkit::fake::Faults;
 use ferry_testkit::fake::bench::{Fixture, Sizes, describe};
 use ferry_testkit::fake::r#box::FakeBox;
 use ferry_testkit::fake::dropbox::{Dropbox, FakeDropbox};
@@ -42,6 +43,7 @@ use ferry_testkit::fake::onedrive::FakeOneDrive;
 use ferry_testkit::fake::unsplash::FakeUnsplash;
 use ferry_testkit::fake::webdav::{FakeWebDav, WebDav};
 use ferry_testkit::fake::zoom::{FakeZoom, ZoomFile, ZoomState};
+use ferry_testkit::fake::{Faults, switches};
 use ferry_testkit::{random_bytes, sha256_hex};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
@@ -242,31 +244,6 @@ fn add_facebook(f: &FacebookState) -> Value {
     let id = f.add_photo(&other, Some("Me"), bytes.clone());
     files.push(entry(&id, "Me", &bytes));
     json!({"album": album, "files": files})
-}
-
-/// Applies one `too-many <provider> <count> <seconds>` line.
-fn switch(faults: &[(&str, &Faults)], line: &str) -> Result<(), String> {
-    use std::sync::atomic::Ordering;
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let [command, provider, count, seconds] = words[..] else {
-        return Err(format!(
-            "expected `too-many <provider> <count> <seconds>`, got {line:?}"
-        ));
-    };
-    if command != "too-many" {
-        return Err(format!("unknown switch {command:?}"));
-    }
-    let (_, f) = faults
-        .iter()
-        .find(|(name, _)| *name == provider)
-        .ok_or_else(|| format!("unknown provider {provider:?}"))?;
-    let count: u32 = count.parse().map_err(|_| format!("bad count {count:?}"))?;
-    let seconds: u64 = seconds
-        .parse()
-        .map_err(|_| format!("bad seconds {seconds:?}"))?;
-    f.retry_after.store(seconds, Ordering::SeqCst);
-    f.too_many.store(count, Ordering::SeqCst);
-    Ok(())
 }
 
 /// The WebDAV fixture: a folder of files (shared by link) and one at the root; ids are
@@ -477,7 +454,7 @@ async fn main() {
     // Fault switches, one a line, until the parent closes stdin (or exits).
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     while let Ok(Some(line)) = lines.next_line().await {
-        let answer = match switch(&faults, &line) {
+        let answer = match switches::switch(&faults, &line) {
             Ok(()) => json!({"ok": true}),
             Err(e) => json!({"error": e}),
         };

@@ -2,10 +2,10 @@
 //! (OAuth 2.0 with rotating refresh tokens + API 2.0), Microsoft (identity platform v2.0 +
 //! Graph v1.0 for OneDrive and SharePoint), Unsplash (search API), Dropbox (OAuth 2 + API v2),
 //! Zoom (OAuth with rotating refresh tokens + cloud recordings) and Facebook (Login + Graph),
-//! speaking
-//! the documented wire shapes on `127.0.0.1:0`, with fault switches (expired access tokens,
-//! revoked refresh tokens, 429 and 403 rate limits, 500s, slow and cut download bodies), so the
-//! production provider code is what the tests run.
+//! speaking the documented wire shapes on `127.0.0.1:0`, with fault switches (expired access
+//! tokens, revoked refresh tokens, 429 and 403 rate limits, 500s, 503s with `Retry-After` on
+//! downloads, slow and cut download bodies), so the production provider code is what the tests
+//! run.
 //!
 //! # Layout
 //!
@@ -16,7 +16,7 @@
 //! [`onedrive`]: [`onedrive::FakeOneDrive`]; [`unsplash`]: [`unsplash::FakeUnsplash`];
 //! [`dropbox`]: [`dropbox::FakeDropbox`]; [`zoom`]: [`zoom::FakeZoom`];
 //! [`facebook`]: [`facebook::FakeFacebook`]; [`webdav`]: [`webdav::FakeWebDav`] (a
-//! Nextcloud-like WebDAV server).
+//! Nextcloud-like WebDAV server); [`switches`]: the fault switches `ferry-fakes` reads on stdin.
 
 pub mod bench;
 pub mod r#box;
@@ -27,6 +27,7 @@ pub mod google_photos;
 pub mod instagram;
 pub mod oauth;
 pub mod onedrive;
+pub mod switches;
 pub mod unsplash;
 pub mod webdav;
 pub mod zoom;
@@ -55,6 +56,10 @@ pub struct Faults {
     pub retry_after: AtomicU64,
     /// `Retry-After` is sent as an HTTP-date that many seconds ahead, not as delta-seconds.
     pub retry_after_date: AtomicBool,
+    /// The next N download answers (any fake's content or download host, [`download`]) are
+    /// `503 Service Unavailable` with `Retry-After` ([`Faults::retry_after`]): a throttled
+    /// download host, as Graph's and Dropbox's content hosts answer under load.
+    pub unavailable: AtomicU32,
     /// The next N API calls answer Google's 403 `userRateLimitExceeded`.
     pub rate_limited: AtomicU32,
     /// The next N API calls answer 500.
@@ -115,8 +120,16 @@ fn range(headers: &HeaderMap) -> Option<(u64, Option<u64>)> {
     Some((start.parse().ok()?, end))
 }
 
-/// A download answer for `content`, honouring `Range` and the slow / cut faults.
+/// A download answer for `content`, honouring `Range` and the unavailable / slow / cut faults.
 pub fn download(content: Bytes, kind: &str, headers: &HeaderMap, faults: &Faults) -> Response {
+    if Faults::take(&faults.unavailable) {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, faults.retry_after_value())],
+            "Service Unavailable",
+        )
+            .into_response();
+    }
     let total = content.len() as u64;
     let (status, body, content_range) = match range(headers) {
         Some((start, end)) if start < total => {
