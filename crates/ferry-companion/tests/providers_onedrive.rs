@@ -187,6 +187,29 @@ async fn retry_after_is_waited_out_within_the_cap_and_reported_beyond_it() {
     .await;
 }
 
+/// The pre-authenticated download host Graph redirects to answers the reopened download 503
+/// with `Retry-After` twice (SharePoint's throttling): the import waits both out, says so on
+/// its socket, and completes byte-exact.
+#[tokio::test(start_paused = true)]
+async fn a_503_with_retry_after_from_the_download_host_is_waited_out() {
+    let env = start().await;
+    let g = &env.ms.state;
+    let data = random_bytes(300_000);
+    let id = g.add_file(&g.my_drive, "root", "clip.mp4", "video/mp4", data.clone());
+    let file = format!("{}~{id}", g.my_drive);
+    let login = login(&env, "onedrive", APP, None).await;
+    ratelimit::import_waits_out_unavailable(
+        &env,
+        "onedrive",
+        "OneDrive",
+        &file,
+        &login.token,
+        &g.faults,
+        &data,
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn logout_rate_limits_and_bad_input() {
     let env = start().await;

@@ -10,6 +10,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use reqwest::RequestBuilder;
 use reqwest::header::RANGE;
 use serde_json::Value;
 
@@ -185,6 +186,29 @@ impl RotatingApi {
         location: &str,
         from: u64,
     ) -> Result<reqwest::Response, ProviderError> {
+        self.presigned(location, from)?
+            .send()
+            .await
+            .map_err(|e| ProviderError::Unreachable(e.to_string()))
+    }
+
+    /// [`RotatingApi::fetch_presigned`] for a file's bytes: a 429, or a 503 with
+    /// `Retry-After`, from the download host is waited out under the providers' rate limits
+    /// (the import shows as waiting); any other failure is `read`'s error.
+    pub async fn download_presigned(
+        &self,
+        location: &str,
+        from: u64,
+        read: ErrorReader,
+    ) -> Result<reqwest::Response, ProviderError> {
+        let req = self.presigned(location, from)?;
+        Api::new(self.sources.client().clone(), self.api.limits().clone())
+            .send(req, read)
+            .await
+    }
+
+    /// The GET of a pre-signed `location` (checked against the egress policy) from byte `from`.
+    fn presigned(&self, location: &str, from: u64) -> Result<RequestBuilder, ProviderError> {
         let url = self
             .sources
             .check(location)
@@ -196,8 +220,6 @@ impl RotatingApi {
         if from > 0 {
             req = req.header(RANGE, format!("bytes={from}-"));
         }
-        req.send()
-            .await
-            .map_err(|e| ProviderError::Unreachable(e.to_string()))
+        Ok(req)
     }
 }

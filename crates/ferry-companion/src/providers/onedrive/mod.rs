@@ -298,14 +298,17 @@ impl Provider for OneDrive {
         }
         let content = format!("/drives/{drive}/items/{item}/content");
         let resp = match self.oauth.answer(session, &content, &[]).await? {
-            Answer::Moved(location) => self.oauth.fetch_presigned(&location, from).await?,
+            // The download host throttles too (SharePoint's 503 or 429 with `Retry-After`):
+            // waited out as Graph's own limits are, not failed at once.
+            Answer::Moved(location) => {
+                self.oauth
+                    .download_presigned(&location, from, download_host_error)
+                    .await?
+            }
             Answer::Body(resp) => resp,
         };
         if !resp.status().is_success() {
-            return Err(ProviderError::Status {
-                status: resp.status().as_u16(),
-                message: "OneDrive did not send the file".into(),
-            });
+            return Err(download_host_error(resp.status().as_u16(), &[]));
         }
         let (total, skip) = api::ranged(&resp, from)?;
         Ok(Download {
@@ -339,6 +342,15 @@ impl Provider for OneDrive {
             })?;
         let resp = self.oauth.fetch_presigned(link, 0).await?;
         api::stream_image(resp)
+    }
+}
+
+/// The download host's refusals (an expired pre-authenticated link, a range it cannot serve):
+/// its status, without its body (not Graph's JSON).
+fn download_host_error(status: u16, _body: &[u8]) -> ProviderError {
+    ProviderError::Status {
+        status,
+        message: "OneDrive did not send the file".into(),
     }
 }
 
