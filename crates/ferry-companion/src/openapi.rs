@@ -201,3 +201,49 @@ pub struct RefreshedToken {
     )
 )]
 pub struct CompanionApi;
+
+#[cfg(test)]
+mod tests {
+    use utoipa::OpenApi;
+
+    use super::CompanionApi;
+
+    /// Every operation that asks a provider (and so may meet a rate limit it cannot wait out,
+    /// answered by [`crate::error::CompanionError`] as a 429 with `Retry-After`) documents that
+    /// answer, its header and its body.
+    #[test]
+    fn operations_that_ask_a_provider_document_the_429() {
+        let doc = serde_json::to_value(CompanionApi::openapi()).expect("document");
+        let asking = [
+            "provider_list_root",
+            "provider_list",
+            "provider_get",
+            "provider_thumbnail",
+            "provider_search",
+            "search_list",
+            "search_get",
+        ];
+        let paths = doc["paths"].as_object().expect("paths");
+        let operations: Vec<&serde_json::Value> = paths
+            .values()
+            .flat_map(|p| p.as_object().into_iter().flat_map(|o| o.values()))
+            .collect();
+        for id in asking {
+            let op = operations
+                .iter()
+                .find(|o| o["operationId"] == id)
+                .unwrap_or_else(|| panic!("no operation {id}"));
+            let limited = &op["responses"]["429"];
+            assert!(limited.is_object(), "{id} does not document its 429");
+            assert!(
+                limited["headers"]["Retry-After"].is_object(),
+                "{id}: 429 without Retry-After"
+            );
+            assert_eq!(
+                limited["content"]["application/json"]["schema"]["$ref"],
+                "#/components/schemas/RateLimitedMessage",
+                "{id}"
+            );
+        }
+    }
+}

@@ -278,6 +278,7 @@ pub(crate) async fn refresh_token(
         (status = 200, description = "The image.", content_type = "image/*"),
         (status = 401, description = "No valid Uppy auth token, or the provider refused its access token.", body = crate::error::ErrorMessage),
         (status = 404, description = "Unknown or disabled provider.", body = crate::error::ErrorMessage),
+        (status = 429, description = "The provider still limits requests after the wait allowed, or asks for a longer one.", body = crate::error::RateLimitedMessage, headers(("Retry-After" = u64, description = "Seconds until the provider can be asked again."))),
     ),
     security(("bearerAuth" = [])),
 )]

@@ -148,6 +148,7 @@ pub(crate) async fn list(
         (status = 200, description = "The transfer started.", body = crate::openapi::TransferToken),
         (status = 400, description = "Invalid body, id or destination.", body = crate::error::ErrorMessage),
         (status = 404, description = "Unknown or disabled search provider, or no such result.", body = crate::error::ErrorMessage),
+        (status = 429, description = "The provider still limits requests after the wait allowed, or asks for a longer one.", body = crate::error::RateLimitedMessage, headers(("Retry-After" = u64, description = "Seconds until the provider can be asked again."))),
     ),
 )]
 pub(crate) async fn get_file(
