@@ -55,6 +55,9 @@ pub struct CompanionConfig {
     pub registry: Arc<dyn crate::registry::Registry>,
     /// Where login outcomes wait for their auth socket: in this process by default.
     pub handoff: Arc<dyn crate::oauth::handoff::AuthHandoff>,
+    /// This server's application, to which tus requests for [`CompanionConfig::own_origins`]
+    /// are handed in process once the binary attaches it (detached by default: HTTP).
+    pub local: crate::transfer::LocalEndpoint,
 }
 
 impl Default for CompanionConfig {
@@ -80,6 +83,7 @@ impl Default for CompanionConfig {
             google_picker: None,
             registry: Arc::new(crate::registry::LocalRegistry::default()),
             handoff: Arc::new(crate::oauth::handoff::LocalHandoff::default()),
+            local: crate::transfer::LocalEndpoint::default(),
         }
     }
 }

@@ -76,7 +76,16 @@ impl Metrics {
 /// enabled, the sign-in sockets open now. The server's `GET /metrics` shows them beside the
 /// hooks' and the cluster's.
 pub fn render(state: &AppState) -> String {
-    state.metrics().render() + &render_auth_sockets(state)
+    state.metrics().render() + &render_local(state) + &render_auth_sockets(state)
+}
+
+/// Requests transfers handed to this server's own endpoint in process instead of over HTTP.
+fn render_local(state: &AppState) -> String {
+    let name = "ferry_companion_local_requests_total";
+    format!(
+        "# HELP {name} Requests to this server's own tus endpoint handed over in process.\n# TYPE {name} counter\n{name} {}\n",
+        state.config().local.requests()
+    )
 }
 
 /// Sign-in sockets open now (only when a provider is enabled: the route exists only then).

@@ -1,12 +1,20 @@
 //! `ferry serve`'s companion options (`--allow-local-urls`, `--upload-urls`, ...) and their
-//! translation into the companion library's settings.
+//! translation into the companion library's settings, and the application handed to the
+//! companion so imports into this server's own tus endpoint skip the loopback round trip.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{Request, Response};
 use clap::Args;
 use ferry_companion::CompanionConfig;
 use ferry_companion::s3::S3State;
+use ferry_companion::transfer::{LocalApp, LocalEndpoint};
+use tower::ServiceExt;
 
 /// Options of the companion routes (link import, remote transfers, progress socket).
 #[derive(Clone, Debug, Default, Args)]
@@ -54,6 +62,12 @@ pub struct CompanionArgs {
     /// Google Drive Picker and Google Photos Picker imports.
     #[command(flatten)]
     pub google_picker: crate::google_picker::GooglePickerArgs,
+
+    /// Send imports into this server's own tus endpoint over loopback HTTP, as to any other
+    /// destination, instead of handing them to it in process. Hidden: it exists to measure the
+    /// hand-off against the HTTP path with one build, and to rule it out when diagnosing.
+    #[arg(long, env = "FERRY_NO_LOCAL_HANDOFF", hide = true)]
+    pub no_local_handoff: bool,
 }
 
 impl CompanionArgs {
@@ -84,6 +98,39 @@ impl CompanionArgs {
             providers,
             google_picker: self.google_picker.to_config(&self.providers.google_api_url),
             ..CompanionConfig::default()
+        })
+    }
+}
+
+/// Attaches `app` (the whole application, with its auth gate, hooks, limits and logging) to
+/// `endpoint`, so the companion's requests to this server's own origins are served in process.
+/// Skipped with `--no-local-handoff`.
+pub fn hand_off(args: &CompanionArgs, endpoint: &LocalEndpoint, app: &Router) {
+    if !args.no_local_handoff {
+        endpoint.attach(Arc::new(InProcess(app.clone())));
+    }
+}
+
+/// The application as the companion reaches it without a socket.
+#[derive(Debug)]
+struct InProcess(Router);
+
+/// The peer an in-process request comes from: this host, as a loopback connection from the
+/// companion would (per-client caps and hooks' `RemoteAddr` see the same address).
+const SELF_PEER: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
+
+impl LocalApp for InProcess {
+    fn call(
+        &self,
+        mut request: Request<Body>,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Response<Body>> + Send>> {
+        request.extensions_mut().insert(ConnectInfo(SELF_PEER));
+        let app = self.0.clone();
+        Box::pin(async move {
+            match app.oneshot(request).await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            }
         })
     }
 }

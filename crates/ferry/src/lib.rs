@@ -115,8 +115,11 @@ async fn build(config: &ServeConfig) -> std::io::Result<Built> {
     .await?
     .with_hooks(shared_hooks.clone())
     .with_idle_timeout(std::time::Duration::from_secs(config.tus.idle_timeout));
+    // The companion reaches this application in process once it is built (below).
+    let local = ferry_companion::transfer::LocalEndpoint::default();
     let mut companion = ferry_companion::CompanionConfig {
         hooks: shared_hooks.clone(),
+        local: local.clone(),
         // Auth sockets are capped per client address, found as the tus endpoint finds it.
         trusted_proxies: config.tus.trusted_proxies.clone(),
         ..config.companion.to_config(config.listen, signing.clone())?
@@ -172,6 +175,7 @@ async fn build(config: &ServeConfig) -> std::io::Result<Built> {
             .make_span_with(log_span)
             .on_response(DefaultOnResponse::new().level(Level::INFO)),
     );
+    companion::hand_off(&config.companion, &local, &app);
     Ok((app, sender, fleet, companion_state))
 }
 
@@ -208,6 +212,7 @@ pub async fn serve_with_grace(
     let mut config = config.clone();
     config.listen = listener.local_addr()?;
     let (app, hooks, fleet, companion) = build(&config).await?;
+    let local = companion.config().local.clone();
     let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
     let options = serve::Connections {
         header_timeout: std::time::Duration::from_secs(config.header_timeout),
@@ -239,6 +244,8 @@ pub async fn serve_with_grace(
             tracing::warn!(?grace, "requests still in flight after the grace period; closing them");
         }
     }
+    // The application held itself through the companion's hand-off; let it go.
+    local.detach();
     // Notifications still queued (post-finish of the last uploads) get a bounded last chance.
     if let Some(hooks) = hooks {
         if tokio::time::timeout(HOOK_FLUSH, hooks.flush())

@@ -14,6 +14,10 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use super::source::{ByteStream, Opened};
 use super::{Progress, TransferError};
 
+/// A request body as a stream of chunks; an error ends it (the request is then incomplete).
+pub type BodyStream =
+    std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Send>>;
+
 /// A shared handle on an open source (cheap to clone: request bodies hold one each).
 #[derive(Clone, Debug)]
 pub struct Feeder {
@@ -57,7 +61,11 @@ impl Outcome {
     /// The result of the request that carried the body: the source's failure when the body
     /// broke off because of it (whatever the request then reported), else `sent`, with a
     /// transport error reported as retryable under `what`.
-    pub fn settle<T>(self, sent: reqwest::Result<T>, what: &str) -> Result<T, TransferError> {
+    pub fn settle<T, E: std::fmt::Display>(
+        self,
+        sent: Result<T, E>,
+        what: &str,
+    ) -> Result<T, TransferError> {
         let failure = self.failure.lock().ok().and_then(|mut f| f.take());
         match (failure, sent) {
             (Some(failure), _) => Err(failure),
@@ -119,6 +127,13 @@ impl Feeder {
     /// ended. A source failure errors the body (which aborts the request) and comes back from
     /// [`Outcome::settle`].
     pub fn body(&self, limit: u64) -> (reqwest::Body, Outcome) {
+        let (stream, outcome) = self.stream(limit);
+        (reqwest::Body::wrap_stream(stream), outcome)
+    }
+
+    /// [`Feeder::body`] as a stream of chunks, for a body the HTTP client does not carry (a
+    /// request handed to this server's own endpoint in process).
+    pub fn stream(&self, limit: u64) -> (BodyStream, Outcome) {
         let failure = Arc::new(std::sync::Mutex::new(None));
         let stop = CancellationToken::new();
         let state = (self.clone(), limit, failure.clone(), stop.clone());
@@ -150,7 +165,7 @@ impl Feeder {
             failure,
             _stop: stop.drop_guard(),
         };
-        (reqwest::Body::wrap_stream(stream), outcome)
+        (Box::pin(stream), outcome)
     }
 }
 

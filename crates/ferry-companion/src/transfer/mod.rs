@@ -16,16 +16,21 @@
 //! - [`feeder`]: an open source handed out in bounded slices and request bodies.
 //! - [`destination`]: the [`Destination`] trait and the protocol table; [`tus`],
 //!   [`multipart`] and [`s3`]: the destinations.
+//! - [`local`]: this server's own application, attached by the binary, to which the tus
+//!   destination hands requests for its own endpoint in process; `tus_call`: one tus request,
+//!   sent over HTTP or that way.
 
 pub mod destination;
 pub mod feeder;
 pub mod launch;
+pub mod local;
 pub mod multipart;
 pub mod request;
 pub mod run;
 pub mod s3;
 pub mod source;
 pub mod tus;
+mod tus_call;
 pub mod url_source;
 
 use std::collections::BTreeMap;
@@ -41,6 +46,7 @@ use crate::state::AppState;
 pub use destination::Destination;
 pub use feeder::Feeder;
 pub use launch::{Resumed, resume, start};
+pub use local::{LocalApp, LocalEndpoint};
 pub use run::{PROGRESS_INTERVAL, run_job};
 pub use source::Source;
 

@@ -5,28 +5,30 @@
 //!
 //! The protocol pieces (header names, metadata encoding) are the client's side of what
 //! `ferry-tus` parses; they are written out here because the companion must not depend on the
-//! server crate (it never touches a store).
+//! server crate (it never touches a store). Requests to this server's own endpoint are handed
+//! to it in process when the binary attached it ([`super::tus_call`], [`super::local`]).
 
 use base64::Engine as _;
 use ferry_hooks::Storage;
-use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
-use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderName, HeaderValue, LOCATION};
+use reqwest::{Method, StatusCode};
 use url::Url;
 
 use super::destination::Destination;
+use super::feeder::BodyStream;
 use super::request::{UploadBody, allowed, non_empty};
+use super::tus_call::{Answer, TusCall};
 use super::{Done, Feeder, Transfer, TransferError};
 use crate::error::CompanionError;
 use crate::state::AppState;
 
-const TUS_RESUMABLE: &str = "Tus-Resumable";
-const UPLOAD_OFFSET: &str = "Upload-Offset";
-const UPLOAD_LENGTH: &str = "Upload-Length";
+const UPLOAD_OFFSET: HeaderName = HeaderName::from_static("upload-offset");
+const UPLOAD_LENGTH: HeaderName = HeaderName::from_static("upload-length");
 
-/// One tus upload being driven.
 /// The checkpoint hint holding the tus upload's URL.
 const UPLOAD_URL_HINT: &str = "upload_url";
 
+/// One tus upload being driven.
 #[derive(Debug)]
 pub struct TusDestination {
     endpoint: Option<Url>,
@@ -54,15 +56,6 @@ impl TusDestination {
         }))
     }
 
-    /// A tus request to `url` with the client's forwarded headers.
-    fn request(transfer: &Transfer, method: Method, url: &Url) -> RequestBuilder {
-        transfer
-            .client()
-            .request(method, url.clone())
-            .headers(transfer.headers.clone())
-            .header(TUS_RESUMABLE, "1.0.0")
-    }
-
     /// PATCHes the source from the feeder's position to its end, chunk by chunk.
     async fn patch_all(
         &self,
@@ -78,9 +71,8 @@ impl TusDestination {
             if eof {
                 if announce {
                     // Deferred length: announce it now that the source has ended.
-                    let empty = reqwest::Body::from(Vec::new());
                     let req = patch(transfer, url, position, Some(position), Some(0));
-                    let resp = req.body(empty).send().await;
+                    let resp = req.send(transfer, None).await;
                     let resp = checked(resp, StatusCode::NO_CONTENT, "PATCH")?;
                     check_offset(&resp, position)?;
                 }
@@ -89,9 +81,9 @@ impl TusDestination {
             let len = total.map(|t| (t - position).min(chunk));
             let length = if announce { total } else { None };
             announce &= length.is_none();
-            let (body, outcome) = feeder.body(len.unwrap_or(chunk));
-            let req = patch(transfer, url, position, length, len).body(body);
-            let resp = outcome.settle(req.send().await, "tus PATCH")?;
+            let (body, outcome): (BodyStream, _) = feeder.stream(len.unwrap_or(chunk));
+            let req = patch(transfer, url, position, length, len);
+            let resp = outcome.settle(req.send(transfer, Some(body)).await, "tus PATCH")?;
             let resp = status_ok(resp, StatusCode::NO_CONTENT, "PATCH")?;
             check_offset(&resp, feeder.position().await)?;
         }
@@ -103,11 +95,11 @@ impl TusDestination {
         transfer: &Transfer,
         url: &Url,
     ) -> Result<(u64, Option<u64>), TransferError> {
-        let resp = Self::request(transfer, Method::HEAD, url)
-            .send()
+        let resp = TusCall::new(transfer, Method::HEAD, url)
+            .send(transfer, None)
             .await
             .map_err(|e| TransferError::Retryable(format!("tus HEAD: {e}")))?;
-        if matches!(resp.status(), StatusCode::NOT_FOUND | StatusCode::GONE)
+        if matches!(resp.status, StatusCode::NOT_FOUND | StatusCode::GONE)
             && self.endpoint.is_some()
         {
             // The upload is gone: start a new one on the next attempt.
@@ -115,9 +107,10 @@ impl TusDestination {
             return Err(TransferError::Retryable("tus upload gone".into()));
         }
         let resp = status_ok(resp, StatusCode::OK, "HEAD")?;
-        let offset = header_u64(&resp, UPLOAD_OFFSET)
+        let offset = resp
+            .u64(&UPLOAD_OFFSET)
             .ok_or_else(|| TransferError::Retryable("tus HEAD: invalid offset".into()))?;
-        Ok((offset, header_u64(&resp, UPLOAD_LENGTH)))
+        Ok((offset, resp.u64(&UPLOAD_LENGTH)))
     }
 
     /// Creates the upload; its URL, held to the allowlist.
@@ -126,18 +119,24 @@ impl TusDestination {
             .endpoint
             .as_ref()
             .ok_or_else(|| TransferError::Fatal("upload failed: no tus endpoint".into()))?;
-        let mut req = Self::request(transfer, Method::POST, endpoint).header(CONTENT_LENGTH, 0);
+        let mut req = TusCall::new(transfer, Method::POST, endpoint).header(CONTENT_LENGTH, 0u64);
         match total {
             Some(len) => req = req.header(UPLOAD_LENGTH, len),
-            None => req = req.header("Upload-Defer-Length", "1"),
+            None => {
+                let defer = HeaderName::from_static("upload-defer-length");
+                req = req.header(defer, HeaderValue::from_static("1"));
+            }
         }
         let meta = encode_metadata(&transfer.metadata);
         if !meta.is_empty() {
-            req = req.header("Upload-Metadata", meta);
+            // Base64 values after printable keys: always a valid header value.
+            let meta = HeaderValue::from_str(&meta)
+                .map_err(|_| TransferError::Fatal("upload failed: invalid metadata".into()))?;
+            req = req.header(HeaderName::from_static("upload-metadata"), meta);
         }
-        let resp = checked(req.send().await, StatusCode::CREATED, "POST")?;
+        let resp = checked(req.send(transfer, None).await, StatusCode::CREATED, "POST")?;
         let location = resp
-            .headers()
+            .headers
             .get(LOCATION)
             .and_then(|v| v.to_str().ok())
             .ok_or_else(|| TransferError::Fatal("upload failed: missing Location header".into()))?;
@@ -192,7 +191,9 @@ impl Destination for TusDestination {
     /// Best-effort termination.
     async fn cancel(&mut self, transfer: &Transfer) {
         let Some(url) = &self.upload_url else { return };
-        let sent = Self::request(transfer, Method::DELETE, url).send().await;
+        let sent = TusCall::new(transfer, Method::DELETE, url)
+            .send(transfer, None)
+            .await;
         if let Err(e) = sent {
             tracing::info!(error = %e, "tus termination failed");
         }
@@ -224,10 +225,11 @@ fn patch(
     offset: u64,
     length: Option<u64>,
     content_length: Option<u64>,
-) -> RequestBuilder {
-    let mut req = TusDestination::request(transfer, Method::PATCH, url)
+) -> TusCall {
+    let content_type = HeaderValue::from_static("application/offset+octet-stream");
+    let mut req = TusCall::new(transfer, Method::PATCH, url)
         .header(UPLOAD_OFFSET, offset)
-        .header(CONTENT_TYPE, "application/offset+octet-stream");
+        .header(CONTENT_TYPE, content_type);
     if let Some(len) = content_length {
         req = req.header(CONTENT_LENGTH, len);
     }
@@ -237,22 +239,18 @@ fn patch(
     req
 }
 
-fn header_u64(resp: &Response, name: &str) -> Option<u64> {
-    resp.headers().get(name)?.to_str().ok()?.trim().parse().ok()
-}
-
 /// A sent request's answer, when its status is `want`.
 fn checked(
-    sent: reqwest::Result<Response>,
+    sent: Result<Answer, String>,
     want: StatusCode,
     verb: &str,
-) -> Result<Response, TransferError> {
+) -> Result<Answer, TransferError> {
     let resp = sent.map_err(|e| TransferError::Retryable(format!("tus {verb}: {e}")))?;
     status_ok(resp, want, verb)
 }
 
-fn status_ok(resp: Response, want: StatusCode, verb: &str) -> Result<Response, TransferError> {
-    let s = resp.status();
+fn status_ok(resp: Answer, want: StatusCode, verb: &str) -> Result<Answer, TransferError> {
+    let s = resp.status;
     if s == want || (want == StatusCode::NO_CONTENT && s == StatusCode::OK) {
         return Ok(resp);
     }
@@ -264,8 +262,8 @@ fn status_ok(resp: Response, want: StatusCode, verb: &str) -> Result<Response, T
     }
 }
 
-fn check_offset(resp: &Response, expected: u64) -> Result<(), TransferError> {
-    match header_u64(resp, UPLOAD_OFFSET) {
+fn check_offset(resp: &Answer, expected: u64) -> Result<(), TransferError> {
+    match resp.u64(&UPLOAD_OFFSET) {
         Some(o) if o == expected => Ok(()),
         _ => Err(TransferError::Retryable("tus PATCH: invalid offset".into())),
     }
