@@ -336,7 +336,6 @@ async fn notifications_retry_in_the_background_then_give_up() {
     let receiver =
         Receiver::start(|_| async { json_answer(StatusCode::SERVICE_UNAVAILABLE, "{}") }).await;
     let sender = sender(&config(&receiver.url));
-    let started = Instant::now();
     sender.notify(event(HookType::PostFinish, "abc"));
     // Delivery takes three attempts at least 50 ms apart; notify returning before the third
     // shows it did not wait (no bound on the wall clock, which a loaded machine stretches).
@@ -371,7 +370,6 @@ async fn notifications_retry_in_the_background_then_give_up() {
 #[tokio::test]
 async fn notifications_to_a_down_receiver_never_block_the_caller() {
     let sender = sender(&config(&closed_url().await));
-    let started = Instant::now();
     for id in ["a", "b", "c"] {
         sender.notify(event(HookType::PostCreate, id));
     }
