@@ -10,7 +10,11 @@
 #   link      — the same size as a link import (POST /url/get) from a plain loopback origin, right
 #               after the provider's large import: the same transfer engine and tus ingest, the
 #               reference the provider's import is compared with (its speed ratio)
-# ferry's peak RSS (VmHWM from /proc, reset between phases through clear_refs) per phase.
+# ferry's peak RSS (VmHWM from /proc, reset between phases through clear_refs) per phase, and
+# for the two large imports the CPU seconds (user + system, from /proc) ferry and the serving
+# process (the fakes, or the link origin) spent, each including ferry serving the stored file
+# back once: unlike wall time, these hardly move with the load of a shared machine, so they say
+# where an import's time goes.
 # Sign-in goes through ferry's /connect, the fake's consent page when it shows one, and the
 # redirect back. Every imported file is read back from ferry and compared by sha256 with what the
 # fake serves. Companion is not measured: its provider clients have their API bases hard-coded
@@ -42,6 +46,9 @@ trap 'stop_all; rm -rf "$work"' EXIT
 node_() { node --experimental-websocket --no-warnings "$@"; }
 peak_kib() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 reset_peak() { echo 5 >"/proc/$1/clear_refs"; }
+tck=$(getconf CLK_TCK)
+# CPU seconds (user + system) a process has used so far.
+cpu_s() { awk -v t="$tck" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/stat"; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 field() { node -e "const d=JSON.parse(require('fs').readFileSync(0,'utf8'));console.log(eval('d.'+process.argv[1]))" "$1"; }
 
@@ -49,6 +56,7 @@ echo "starting the fakes (${ITEMS}-item folder, ${SMALL} x ${SMALL_KIB} KiB, ${L
 # The fakes run until their stdin closes.
 start_held "$work" "$work/fakes.json" "$FERRY_FAKES_BIN" --folder-items "$ITEMS" --small-files "$SMALL" \
   --small-size $((SMALL_KIB * 1024)) --large-size $((LARGE_MIB * 1024 * 1024))
+fakes_pid=${pids[0]}
 for _ in $(seq 1 1200); do
   [[ -s $work/fakes.json ]] && break
   sleep 0.1
@@ -85,7 +93,8 @@ head -c $((LARGE_MIB * 1024 * 1024)) /dev/urandom >"$work/src.bin"
 oport=$(free_port)
 # Not through node_: a backgrounded function is a subshell, and its PID is not node's.
 node --experimental-websocket --no-warnings client.mjs origin "$oport" "$work/src.bin" &
-pids+=($!)
+origin_pid=$!
+pids+=("$origin_pid")
 wait_ready "http://127.0.0.1:$oport/"
 
 # connect -> the fake's authorize (and consent page, if it shows one) -> redirect -> send-token.
@@ -135,27 +144,33 @@ for p in $PROVIDERS; do
 
   echo "   importing the ${LARGE_MIB} MiB file..."
   reset_peak "$fpid"
+  c0=$(cpu_s "$fpid") s0=$(cpu_s "$fakes_pid")
   large=$(node_ client.mjs import "$ferry" "$p" "$token" "$ferry/files/" 1 "$work/large.json")
   large_rss=$(peak_kib "$fpid")
+  large_cpu="$(awk -v a="$c0" -v b="$(cpu_s "$fpid")" 'BEGIN {printf "%.2f", b - a}') $(awk -v a="$s0" -v b="$(cpu_s "$fakes_pid")" 'BEGIN {printf "%.2f", b - a}')"
 
   echo "   link import of ${LARGE_MIB} MiB from a plain origin (reference)..."
   reset_peak "$fpid"
+  c0=$(cpu_s "$fpid") s0=$(cpu_s "$origin_pid")
   linked=$(node_ client.mjs link "$ferry" "http://127.0.0.1:$oport/src.bin" "$ferry/files/" $((LARGE_MIB * 1024 * 1024)))
   link_rss=$(peak_kib "$fpid")
   curl -s "$(field url <<<"$linked")" | cmp - "$work/src.bin"
+  # After the read-back, as the provider import's CPU includes its own.
+  link_cpu="$(awk -v a="$c0" -v b="$(cpu_s "$fpid")" 'BEGIN {printf "%.2f", b - a}') $(awk -v a="$s0" -v b="$(cpu_s "$origin_pid")" 'BEGIN {printf "%.2f", b - a}')"
 
   node -e '
     // `node -e SCRIPT ARGS`: the arguments start at argv[1].
     const [s, l, k] = [1, 2, 3].map((i) => JSON.parse(process.argv[i]));
-    const [p, listS, pages, items, pps, slowest, listRss, smallRss, largeRss, linkRss, reps] = process.argv.slice(4);
+    const [p, listS, pages, items, pps, slowest, listRss, smallRss, largeRss, linkRss, reps, largeCpu, linkCpu] = process.argv.slice(4);
+    const cpu = (pair, server) => { const [f, s] = pair.split(" "); return `CPU ferry ${f} s, ${server} ${s} s`; };
     const mib = (kib) => (Number(kib) / 1024).toFixed(0);
     console.log(`${p} (all imports byte-exact):`);
     console.log(`  list ${items} items        ${Number(listS).toFixed(3)} s to all ${pages} pages (${pps} pages/s, slowest page ${slowest} ms; median of ${reps})   peak RSS ${mib(listRss)} MiB`);
     console.log(`  import ${s.files} x ${(s.bytes / s.files / 1024).toFixed(0)} KiB     ${s.seconds.toFixed(2)} s (${s.filesPerSecond.toFixed(1)} files/s, ${s.mibPerSecond.toFixed(1)} MiB/s; ${s.exact}/${s.files} sha256 equal)   peak RSS ${mib(smallRss)} MiB`);
-    console.log(`  import ${(l.bytes / 1048576).toFixed(0)} MiB file     ${l.seconds.toFixed(2)} s (${l.mibPerSecond.toFixed(0)} MiB/s; sha256 equal)   peak RSS ${mib(largeRss)} MiB`);
-    console.log(`  link import, same size  ${k.seconds.toFixed(2)} s (${k.mibPerSecond.toFixed(0)} MiB/s; cmp equal)   peak RSS ${mib(linkRss)} MiB`);
+    console.log(`  import ${(l.bytes / 1048576).toFixed(0)} MiB file     ${l.seconds.toFixed(2)} s (${l.mibPerSecond.toFixed(0)} MiB/s; sha256 equal)   peak RSS ${mib(largeRss)} MiB   ${cpu(largeCpu, "fake")}`);
+    console.log(`  link import, same size  ${k.seconds.toFixed(2)} s (${k.mibPerSecond.toFixed(0)} MiB/s; cmp equal)   peak RSS ${mib(linkRss)} MiB   ${cpu(linkCpu, "origin")}`);
     console.log(`  ${p} import vs the link import just after it: ${(k.seconds / l.seconds).toFixed(2)}x the speed`);
-  ' "$small" "$large" "$linked" "$p" "$list_s" "$pages" "$items" "$pps" "$slowest" "$list_rss" "$small_rss" "$large_rss" "$link_rss" "$REPS" >>"$work/report"
+  ' "$small" "$large" "$linked" "$p" "$list_s" "$pages" "$items" "$pps" "$slowest" "$list_rss" "$small_rss" "$large_rss" "$link_rss" "$REPS" "$large_cpu" "$link_cpu" >>"$work/report"
 done
 
 echo
