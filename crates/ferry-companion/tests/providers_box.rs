@@ -282,6 +282,28 @@ async fn retry_after_is_waited_out_within_the_cap_and_reported_beyond_it() {
     .await;
 }
 
+/// Box's download host (`dl.boxcloud.com`) answers the reopened download 503 with
+/// `Retry-After` twice: the import waits both out, says so on its socket, and completes
+/// byte-exact.
+#[tokio::test(start_paused = true)]
+async fn a_503_with_retry_after_from_the_download_host_is_waited_out() {
+    let env = start().await;
+    let b = &env.boxed.state;
+    let data = random_bytes(300_000);
+    let id = b.add_file("0", "clip.mp4", data.clone());
+    let login = login(&env, "box", APP, None).await;
+    ratelimit::import_waits_out_unavailable(
+        &env,
+        "box",
+        "Box",
+        &id,
+        &login.token,
+        &b.faults,
+        &data,
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn bad_input_is_refused_with_a_message_before_box_is_asked() {
     let env = start().await;

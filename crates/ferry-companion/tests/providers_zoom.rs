@@ -281,6 +281,33 @@ async fn retry_after_is_waited_out_within_the_cap_and_reported_beyond_it() {
     .await;
 }
 
+/// Zoom's recording storage answers the reopened download 503 with `Retry-After` twice: the
+/// import waits both out, says so on its socket, and completes byte-exact.
+#[tokio::test(start_paused = true)]
+async fn a_503_with_retry_after_from_the_download_host_is_waited_out() {
+    let env = start().await;
+    let z = &env.zoom.state;
+    let data = random_bytes(300_000);
+    let ids = z.add_meeting(
+        SLASHED,
+        "Throttled",
+        "2025-02-03T04:05:06Z",
+        vec![ZoomFile::new("MP4", data.clone())],
+    );
+    let login = login(&env, "zoom", APP, None).await;
+    let id = format!("{SLASHED_PATH}~{}", ids[0]);
+    ratelimit::import_waits_out_unavailable(
+        &env,
+        "zoom",
+        "Zoom",
+        &id,
+        &login.token,
+        &z.faults,
+        &data,
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn bad_input_is_refused_with_a_message_before_zoom_is_asked() {
     let env = start().await;

@@ -175,14 +175,17 @@ impl Provider for BoxCloud {
             .answer(session, &format!("/files/{id}/content"), &[])
             .await?
         {
-            Answer::Moved(location) => self.oauth.fetch_presigned(&location, from).await?,
+            // The download host throttles too (503 or 429 with `Retry-After`): waited out
+            // under the providers' rate limits, not failed at once.
+            Answer::Moved(location) => {
+                self.oauth
+                    .download_presigned(&location, from, download_host_error)
+                    .await?
+            }
             Answer::Body(resp) => resp,
         };
         if !resp.status().is_success() {
-            return Err(ProviderError::Status {
-                status: resp.status().as_u16(),
-                message: "Box did not send the file".into(),
-            });
+            return Err(download_host_error(resp.status().as_u16(), &[]));
         }
         let (total, skip) = api::ranged(&resp, from)?;
         Ok(Download {
@@ -229,6 +232,14 @@ fn box_error(status: u16, body: &[u8]) -> ProviderError {
         return ProviderError::Auth;
     }
     fields.status(status, &["message", "error_description"], "Box")
+}
+
+/// A download that Box's download host did not serve.
+fn download_host_error(status: u16, _body: &[u8]) -> ProviderError {
+    ProviderError::Status {
+        status,
+        message: "Box did not send the file".into(),
+    }
 }
 
 #[cfg(test)]

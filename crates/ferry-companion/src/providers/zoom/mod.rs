@@ -178,7 +178,11 @@ impl Zoom {
         match answer {
             Answer::Body(resp) => Ok(resp),
             // Zoom's storage link is pre-signed: fetched without the token, under egress rules.
-            Answer::Moved(location) => o.fetch_presigned(&location, from).await,
+            // Its storage throttles too (503 or 429 with `Retry-After`): waited out.
+            Answer::Moved(location) => {
+                o.download_presigned(&location, from, download_host_error)
+                    .await
+            }
         }
     }
 
@@ -308,11 +312,7 @@ impl Provider for Zoom {
             .unwrap_or_default();
         let resp = self.open_download(session, link, from).await?;
         if !resp.status().is_success() {
-            let status = resp.status().as_u16();
-            return Err(ProviderError::Status {
-                status,
-                message: format!("HTTP {status}: Zoom did not send the recording"),
-            });
+            return Err(download_host_error(resp.status().as_u16(), &[]));
         }
         let (total, skip) = api::ranged(&resp, from)?;
         let topic = rec.get("topic").and_then(Value::as_str).unwrap_or("Zoom");
@@ -332,5 +332,13 @@ impl Provider for Zoom {
         Err(ProviderError::BadRequest(
             "Zoom recordings have no thumbnails".into(),
         ))
+    }
+}
+
+/// A recording that Zoom's storage did not serve.
+fn download_host_error(status: u16, _body: &[u8]) -> ProviderError {
+    ProviderError::Status {
+        status,
+        message: format!("HTTP {status}: Zoom did not send the recording"),
     }
 }
