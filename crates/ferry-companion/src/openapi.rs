@@ -222,6 +222,7 @@ mod tests {
             "provider_search",
             "search_list",
             "search_get",
+            "google_picker_get",
         ];
         let paths = doc["paths"].as_object().expect("paths");
         let operations: Vec<&serde_json::Value> = paths

@@ -39,6 +39,7 @@ const MAX_FIELD: usize = 8192;
         (status = 400, description = "Invalid body, item, URL or destination.", body = crate::error::ErrorMessage),
         (status = 401, description = "Google refused the access token.", body = crate::error::ErrorMessage),
         (status = 404, description = "The route is not enabled.", body = crate::error::ErrorMessage),
+        (status = 429, description = "Google still limits requests after the wait allowed, or asks for a longer one.", body = crate::error::RateLimitedMessage, headers(("Retry-After" = u64, description = "Seconds until Google can be asked again."))),
     ),
     security(("bearerAuth" = [])),
 )]
