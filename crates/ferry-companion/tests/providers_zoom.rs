@@ -254,21 +254,27 @@ async fn rate_limits_back_off_then_answer_429() {
     rotating::rate_limits_back_off_then_answer_429(&env, "zoom", "Zoom", f).await;
 }
 
+/// A meeting titled `topic` with one 300 KB recording, and a signed-in session: the
+/// recording's item id, its bytes and the login.
+async fn one_recording(env: &Env, topic: &str) -> (String, Vec<u8>, Login) {
+    let data = random_bytes(300_000);
+    let ids = env.zoom.state.add_meeting(
+        SLASHED,
+        topic,
+        "2025-02-03T04:05:06Z",
+        vec![ZoomFile::new("MP4", data.clone())],
+    );
+    let login = login(env, "zoom", APP, None).await;
+    (format!("{SLASHED_PATH}~{}", ids[0]), data, login)
+}
+
 #[tokio::test(start_paused = true)]
 async fn retry_after_is_waited_out_within_the_cap_and_reported_beyond_it() {
     let env = start().await;
     let z = &env.zoom.state;
-    let data = random_bytes(300_000);
-    let ids = z.add_meeting(
-        SLASHED,
-        "Limited",
-        "2025-02-03T04:05:06Z",
-        vec![ZoomFile::new("MP4", data.clone())],
-    );
-    let login = login(&env, "zoom", APP, None).await;
+    let (id, data, login) = one_recording(&env, "Limited").await;
     ratelimit::list_waits_out_retry_after(&env, "zoom", "", &login.token, &z.faults).await;
     ratelimit::list_over_the_cap_is_429(&env, "zoom", "Zoom", "", &login.token, &z.faults).await;
-    let id = format!("{SLASHED_PATH}~{}", ids[0]);
     ratelimit::import_waits_out_retry_after(
         &env,
         "zoom",
@@ -287,15 +293,7 @@ async fn retry_after_is_waited_out_within_the_cap_and_reported_beyond_it() {
 async fn a_503_with_retry_after_from_the_download_host_is_waited_out() {
     let env = start().await;
     let z = &env.zoom.state;
-    let data = random_bytes(300_000);
-    let ids = z.add_meeting(
-        SLASHED,
-        "Throttled",
-        "2025-02-03T04:05:06Z",
-        vec![ZoomFile::new("MP4", data.clone())],
-    );
-    let login = login(&env, "zoom", APP, None).await;
-    let id = format!("{SLASHED_PATH}~{}", ids[0]);
+    let (id, data, login) = one_recording(&env, "Throttled").await;
     ratelimit::import_waits_out_unavailable(
         &env,
         "zoom",
