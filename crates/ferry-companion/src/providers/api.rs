@@ -224,6 +224,21 @@ pub fn stream_image(resp: Response) -> Result<(String, ByteStream), ProviderErro
     Ok((kind, byte_stream(resp)))
 }
 
+/// Meta's Graph API errors (Facebook and Instagram): code 190 or a 401 is an invalid or expired
+/// token; anything else carries Graph's message.
+pub fn meta_graph_error(status: u16, body: &[u8]) -> ProviderError {
+    let code = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.pointer("/error/code").and_then(Value::as_i64));
+    if code == Some(190) || status == 401 {
+        return ProviderError::Auth;
+    }
+    ProviderError::Status {
+        status,
+        message: error_message(body, status),
+    }
+}
+
 /// `message` of a JSON error body shaped `{"error": {"message": ...}}`, or a generic one.
 pub fn error_message(body: &[u8], status: u16) -> String {
     serde_json::from_slice::<Value>(body)

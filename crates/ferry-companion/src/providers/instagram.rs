@@ -10,7 +10,7 @@ use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::header::RANGE;
 use serde_json::Value;
 
-use super::api::{self, Api};
+use super::api::{self, Api, meta_graph_error as instagram_error};
 use super::config::{Endpoints, OAuthApp, ProviderSetup};
 use super::oauth2::{ClientAuth, TokenEndpoint};
 use super::{
@@ -373,22 +373,6 @@ fn media_item(media: &Value, index: Option<usize>, parent: &Value) -> Option<Ite
 /// Instagram media ids are digits.
 pub fn valid_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// Graph errors: code 190 is an invalid or expired token.
-fn instagram_error(status: u16, body: &[u8]) -> ProviderError {
-    let json: Option<Value> = serde_json::from_slice(body).ok();
-    let code = json
-        .as_ref()
-        .and_then(|v| v.pointer("/error/code"))
-        .and_then(Value::as_i64);
-    if code == Some(190) || status == 401 {
-        return ProviderError::Auth;
-    }
-    ProviderError::Status {
-        status,
-        message: api::error_message(body, status),
-    }
 }
 
 #[cfg(test)]

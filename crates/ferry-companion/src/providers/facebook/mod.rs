@@ -19,7 +19,7 @@ use reqwest::{Method, RequestBuilder};
 use serde_json::Value;
 use sha2::Sha256;
 
-use super::api::{self, Api};
+use super::api::{self, Api, meta_graph_error as graph_error};
 use super::config::{Endpoints, OAuthApp, ProviderSetup};
 use super::oauth2::{ClientAuth, TokenEndpoint};
 use super::{
@@ -312,21 +312,6 @@ impl Provider for Facebook {
     ) -> Result<(String, ByteStream), ProviderError> {
         let smallest = self.images(session, id).await?.swap_remove(0);
         api::stream_image(self.fetch(smallest, 0).await?)
-    }
-}
-
-/// Graph errors: code 190 (an invalid, expired or revoked token) and 401 are auth errors;
-/// everything else carries Graph's message.
-fn graph_error(status: u16, body: &[u8]) -> ProviderError {
-    let code = serde_json::from_slice::<Value>(body)
-        .ok()
-        .and_then(|v| v.pointer("/error/code").and_then(Value::as_i64));
-    if code == Some(190) || status == 401 {
-        return ProviderError::Auth;
-    }
-    ProviderError::Status {
-        status,
-        message: api::error_message(body, status),
     }
 }
 
