@@ -1,7 +1,7 @@
 // bench/processing's driver (run.sh says what each phase measures). Phases:
 //   images FERRY PID DIR CONC SHARP_OUT   ferry's Assemblies, then sharp in a child process
 //   sharp DIR CONC OUT                    (the child) sharp alone; prints its figures as JSON
-//   video FERRY PID CLIP LOG BY_HAND      one video Assembly, then ferry's ffmpeg commands by hand
+//   video FERRY PID CLIP LOG BY_HAND REPS pairs of one video Assembly and ferry's ffmpeg commands by hand
 //   burst FERRY PID DIR                   many Assemblies at once
 // Every Assembly's outputs are checked (count and dimensions) before a figure is printed.
 import { execFile, spawn } from 'node:child_process';
@@ -173,6 +173,12 @@ async function sharpAlone(dir, conc, out) {
 }
 
 // ferry colours its log lines; the colour codes are dropped before parsing.
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
 const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
 
 /** The engine command lines ferry logged after byte OFFSET of its log. */
@@ -201,45 +207,80 @@ function run(program, argv) {
   });
 }
 
-async function video(ferry, pid, clip, log, byHand) {
-  const steps = {
-    mp4: { robot: '/video/encode', use: ':original', preset: 'web/mp4/1080p' },
-    thumbs: { robot: '/video/thumbs', use: ':original', count: 3 },
-  };
-  console.log(
-    `video: ${basename(clip)} (${(statSync(clip).size / 2 ** 20).toFixed(1)} MiB) to web/mp4/1080p and 3 thumbnails`,
-  );
+/** One video Assembly through ferry: its wall time, peak RSS and the engine commands it ran. */
+async function videoThroughFerry(ferry, pid, clip, log, steps) {
   const offset = statSync(log).size;
   const stop = peakSampler(pid);
   const t0 = performance.now();
   const s = await settle(await createAssembly(ferry, steps, clip));
-  const ferryWall = performance.now() - t0;
+  const wall = performance.now() - t0;
   const peak = stop();
   if (s.results?.mp4?.length !== 1 || s.results?.thumbs?.length !== 3) {
     throw new Error(`video assembly results: ${JSON.stringify(Object.keys(s.results ?? {}))}`);
   }
   const commands = engineCommands(log, offset);
-  const ffmpegRuns = commands.filter((c) => basename(c.program) === 'ffmpeg');
-  if (ffmpegRuns.length === 0) throw new Error('no ffmpeg command in the log (FERRY_LOG must enable debug)');
+  if (!commands.some((c) => basename(c.program) === 'ffmpeg')) {
+    throw new Error('no ffmpeg command in the log (FERRY_LOG must enable debug)');
+  }
+  return { wall, peak, commands };
+}
+
+/** ferry's engine commands rerun by hand, one after another: ffmpeg's and the probes' time. */
+async function videoByHand(commands, byHand, rep) {
   mkdirSync(byHand, { recursive: true });
-  let handFfmpeg = 0;
-  let handProbe = 0;
+  let ffmpeg = 0;
+  let probe = 0;
   for (const [i, c] of commands.entries()) {
     const argv = [...c.args];
     const isFfmpeg = basename(c.program) === 'ffmpeg';
     // The output is the last argument of an ffmpeg run: write it beside, not over ferry's.
-    if (isFfmpeg) argv[argv.length - 1] = join(byHand, `${i}-${basename(argv[argv.length - 1])}`);
+    if (isFfmpeg) argv[argv.length - 1] = join(byHand, `${rep}-${i}-${basename(argv[argv.length - 1])}`);
     const took = await run(c.program, argv);
-    if (isFfmpeg) handFfmpeg += took;
-    else handProbe += took;
+    if (isFfmpeg) ffmpeg += took;
+    else probe += took;
+  }
+  return { ffmpeg, probe };
+}
+
+/**
+ * REPS pairs of (ferry, by hand), the order alternating from pair to pair so a change in the
+ * machine's load does not always fall on the same side; each pair gives a ratio, and the median
+ * of those is the figure. The commands by hand are the ones ferry ran in the same pair.
+ */
+async function video(ferry, pid, clip, log, byHand, reps) {
+  const steps = {
+    mp4: { robot: '/video/encode', use: ':original', preset: 'web/mp4/1080p' },
+    thumbs: { robot: '/video/thumbs', use: ':original', count: 3 },
+  };
+  console.log(
+    `video: ${basename(clip)} (${(statSync(clip).size / 2 ** 20).toFixed(1)} MiB) to web/mp4/1080p and 3 thumbnails, ` +
+      `${reps} pair(s) of ferry and the same commands by hand, alternating which goes first`,
+  );
+  const ratios = [];
+  let commands = null;
+  for (let rep = 0; rep < reps; rep++) {
+    const handFirst = rep % 2 === 1 && commands !== null;
+    const hand0 = handFirst ? await videoByHand(commands, byHand, rep) : null;
+    const viaFerry = await videoThroughFerry(ferry, pid, clip, log, steps);
+    commands = viaFerry.commands;
+    const hand = hand0 ?? (await videoByHand(commands, byHand, rep));
+    const ffmpegRuns = commands.filter((c) => basename(c.program) === 'ffmpeg').length;
+    const ratio = viaFerry.wall / hand.ffmpeg;
+    ratios.push(ratio);
+    console.log(
+      `  pair ${rep + 1} (${handFirst ? 'by hand first' : 'ferry first'}, load ${loadAverage()}): ` +
+        `ferry ${ms(viaFerry.wall)} (upload, probe, encode, thumbs; peak RSS of ferry and its engines ${mib(viaFerry.peak)}); ` +
+        `by hand ${ffmpegRuns} ffmpeg command(s) ${ms(hand.ffmpeg)}, plus ${commands.length - ffmpegRuns} probe(s) ${ms(hand.probe)}; ` +
+        `ratio ${ratio.toFixed(3)}x (${(viaFerry.wall / (hand.ffmpeg + hand.probe)).toFixed(3)}x with the probes)`,
+    );
   }
   console.log(
-    `  ferry ${ms(ferryWall)} (upload, probe, encode, thumbs; peak RSS of ferry and its engines ${mib(peak)})\n` +
-      `  by hand: the same ${ffmpegRuns.length} ffmpeg command(s) ${ms(handFfmpeg)}, plus ${commands.length - ffmpegRuns.length} probe(s) ${ms(handProbe)}\n` +
-      `  ratio: ferry's wall time is ${(ferryWall / handFfmpeg).toFixed(3)}x the ffmpeg commands by hand (goal <= 1.05x), ` +
-      `${(ferryWall / (handFfmpeg + handProbe)).toFixed(3)}x with the probes`,
+    `  ratio: ferry's wall time is ${median(ratios).toFixed(3)}x the ffmpeg commands by hand, median of ${reps} ` +
+      `(each: ${ratios.map((r) => r.toFixed(3)).join(', ')}; goal <= 1.05x)`,
   );
 }
+
+const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 async function burst(ferry, pid, dir) {
   const files = readdirSync(dir)
@@ -265,7 +306,7 @@ async function burst(ferry, pid, dir) {
 const phases = {
   images: () => images(args[0], Number(args[1]), args[2], Number(args[3]), args[4]),
   sharp: () => sharpAlone(args[0], args[1], args[2]),
-  video: () => video(args[0], Number(args[1]), args[2], args[3], args[4]),
+  video: () => video(args[0], Number(args[1]), args[2], args[3], args[4], Number(args[5] ?? 1)),
   burst: () => burst(args[0], Number(args[1]), args[2]),
 };
 if (!phases[phase]) throw new Error(`unknown phase ${phase}`);
