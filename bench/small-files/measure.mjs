@@ -10,6 +10,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot, sha256, startFerry, storedTusUploads } from '../../e2e/support/ferry.ts';
@@ -36,7 +37,9 @@ const ferryArgs = (process.env.FERRY_ARGS ?? '').split(' ').filter(Boolean);
 // A peer named `ferry?QUERY` (e.g. `PEERS=ferry,ferry?readAhead=off`) is Ferry's page with it, so
 // two settings alternate in one run; FERRY_QUERY applies to plain `ferry`. A peer named
 // `ferry@DIR` is the page built in DIR (e.g. `PEERS=ferry,ferry@/tmp/before,uppy`: two commits'
-// pages in one run).
+// pages in one run). Flags after a peer's name go to its server (`PEERS='ferry,ferry --fsync never'`).
+// The peer `floor` is the bare page (floor/index.html: one POST per file, no library) on Ferry's server.
+// The peer `wire` sends the same POSTs from Node over 6 connections (no browser): the server's floor.
 const ferryQuery = process.env.FERRY_QUERY ? `?${process.env.FERRY_QUERY}` : '';
 // PROFILE=1: record a CPU profile of the page from click to done (diagnosis; see profile.mjs).
 const profiling = process.env.PROFILE === '1';
@@ -46,7 +49,9 @@ const thinkMs = Number(process.env.THINK_MS ?? 0);
 // HARNESSES=bare,network,playwright: ways of driving Chromium compared in one run, a browser
 // each: the bare DevTools pipe; the same with the Network domain on in every page; Playwright
 // itself (bench/support/pw.ts: its picking, click and waits). Default: `bare`, or `network` with
-// DEVTOOLS_NETWORK=1.
+// DEVTOOLS_NETWORK=1. The browsers keep their profiles (IndexedDB, where Ferry's recovery writes)
+// in the temporary directory, on the same disk as the servers' data; `BROWSER_TMPDIR=/dev/shm`,
+// or `HARNESS@/dev/shm` for one harness (`HARNESSES=bare,bare@/dev/shm`), puts them on tmpfs.
 const harnesses = (process.env.HARNESSES ?? (process.env.DEVTOOLS_NETWORK === '1' ? 'network' : 'bare')).split(',');
 const timeout = 300_000;
 
@@ -104,7 +109,8 @@ async function storedPeerUploads(dataDir) {
 // Per peer: how to start its server, the page's selectors and the conditions the page checks.
 const pages = {
   ferry: {
-    start: (ui = ferryUi) => startFerry(['--ui-dir', ui, ...ferryArgs], { bin: ferryBin, keepData: true }),
+    start: (ui = ferryUi, args = []) =>
+      startFerry(['--ui-dir', ui, ...ferryArgs, ...args], { bin: ferryBin, keepData: true }),
     stored: storedTusUploads,
     ready: '!!window.ferry',
     input: '.ferry-dashboard input[type=file]:not([webkitdirectory])',
@@ -112,6 +118,17 @@ const pages = {
       && document.querySelector('.ferry-status[data-state=waiting] .ferry-status-actions button')?.textContent === 'Upload ${count} files'`,
     button: '.ferry-status[data-state=waiting] .ferry-status-actions button',
     done: `document.querySelector('[data-testid=ferry-status]')?.textContent === 'Complete'`,
+  },
+  // The floor: a page with no library that POSTs each file once (floor/index.html), same server.
+  floor: {
+    start: (_ui, args = []) =>
+      startFerry(['--ui-dir', join(suite, 'floor'), ...ferryArgs, ...args], { bin: ferryBin, keepData: true }),
+    stored: storedTusUploads,
+    ready: '!!window.floor',
+    input: '#pick',
+    listed: `window.floor.files.length === ${count}`,
+    button: '#upload',
+    done: `document.getElementById('status').textContent === 'Complete'`,
   },
   uppy: {
     start: startPeer,
@@ -124,15 +141,72 @@ const pages = {
   },
 };
 
+/**
+ * The server's floor: the same creation-with-upload POSTs as the floor page, sent from Node over
+ * as many keep-alive connections as Chromium opens to one HTTP/1.1 origin (6, or `?connections=N`),
+ * no browser at all. What is left between this and a page is the page's and the browser's.
+ */
+async function runWire(query, args, files) {
+  execFileSync('sync');
+  const connections = Number(new URLSearchParams(query ?? '').get('connections') ?? 6);
+  const server = await startFerry([...ferryArgs, ...args], { bin: ferryBin, keepData: true });
+  dataDirs.push(server.dataDir);
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const bodies = await Promise.all(files.paths.map((path) => readFile(path)));
+  const post = (path, body) =>
+    new Promise((ok, fail) => {
+      const name = path.split('/').pop();
+      const req = request(`${server.url}/files/`, {
+        method: 'POST',
+        agent,
+        headers: {
+          'Tus-Resumable': '1.0.0',
+          'Upload-Length': String(body.length),
+          'Upload-Metadata': `filename ${Buffer.from(name).toString('base64')}`,
+          'Content-Type': 'application/offset+octet-stream',
+          'Content-Length': String(body.length),
+        },
+      });
+      req.once('response', (res) => {
+        res.resume();
+        res.once('end', () => ok(res.statusCode === 201 && res.headers['upload-offset'] === String(body.length)));
+      });
+      req.once('error', fail);
+      req.end(body);
+    });
+  try {
+    const started = performance.now();
+    let index = 0;
+    let failed = 0;
+    const lane = async () => {
+      while (index < bodies.length) {
+        const i = index++;
+        if (!(await post(files.paths[i], bodies[i]))) failed += 1;
+      }
+    };
+    await Promise.all(Array.from({ length: connections }, lane));
+    const ms = Math.round(performance.now() - started);
+    const stored = await storedTusUploads(server.dataDir);
+    const exact = stored.filter((s) => files.digests.get(s.filename) === s.sha256).length;
+    return { files: count, kib, ms, failed, stored: stored.length, exact };
+  } finally {
+    agent.destroy();
+    await server.stop();
+  }
+}
+
 /** One upload of every file through `name`'s Dashboard: its figures, stored bytes checked. */
 async function run(browser, name, files) {
   // `ferry@DIR?QUERY`: Ferry's page built in DIR (another commit's), with QUERY.
-  const [peer, query] = name.split('?');
+  // `NAME --flag value`: that peer's server gets the flags (e.g. `ferry --fsync never`).
+  const [spec = '', ...args] = name.split(' ').filter(Boolean);
+  const [peer, query] = spec.split('?');
   const [kind, ui] = peer.split('@');
+  if (kind === 'wire') return { peer: name, ...(await runWire(query, args, files)) };
   const page = pages[kind];
   // What earlier runs left unwritten (the peer never fsyncs) goes to disk now, not during this run.
   execFileSync('sync');
-  const server = await page.start(ui);
+  const server = await page.start(ui, args);
   dataDirs.push(server.dataDir);
   const search = query !== undefined ? `?${query}` : kind === 'ferry' ? ferryQuery : '';
   const tab = await browser.open(`${server.url}/${search}`);
@@ -316,6 +390,21 @@ function heaviest(profile, top) {
     );
 }
 
+/**
+ * Runs `launch` with TMPDIR set to `dir` (when given): the browsers' profiles (IndexedDB) go
+ * there, the servers' data directories, made later, stay in the usual temporary directory.
+ */
+async function withTmpdir(dir, launch) {
+  const before = process.env.TMPDIR;
+  if (dir) process.env.TMPDIR = dir;
+  try {
+    return await launch();
+  } finally {
+    if (before === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = before;
+  }
+}
+
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -331,11 +420,13 @@ const files = await sourceFiles();
 const browsers = {};
 const runs = [];
 try {
-  for (const harness of harnesses)
-    browsers[harness] =
-      harness === 'playwright'
-        ? await launchPlaywrightBrowser()
-        : await launchCdpBrowser({ network: harness === 'network' });
+  for (const harness of harnesses) {
+    // `HARNESS@DIR`: that harness's browser keeps its profile in DIR (e.g. `bare@/dev/shm`).
+    const [kind, dir = process.env.BROWSER_TMPDIR] = harness.split('@');
+    browsers[harness] = await withTmpdir(dir, () =>
+      kind === 'playwright' ? launchPlaywrightBrowser() : launchCdpBrowser({ network: kind === 'network' }),
+    );
+  }
   for (let rep = 0; rep < reps; rep += 1) {
     for (const harness of rep % 2 ? [...harnesses].reverse() : harnesses) {
       // Alternate which peer goes first, so neither always runs on a warmer machine.
@@ -363,5 +454,13 @@ for (const harness of harnesses) {
   }
   if (summary.ferry?.medianMs && summary.uppy?.medianMs)
     summary.uppyOverFerry = Number((summary.uppy.medianMs / summary.ferry.medianMs).toFixed(2));
+  // Every other page against Uppy and against the floor (the bare page), when they ran.
+  const ratio = (a, b) => (a && b ? Number((a / b).toFixed(2)) : undefined);
+  summary.uppyOver = {};
+  summary.overFloor = {};
+  for (const name of peers) {
+    if (name !== 'uppy') summary.uppyOver[name] = ratio(summary.uppy?.medianMs, summary[name].medianMs);
+    if (name !== 'floor') summary.overFloor[name] = ratio(summary[name].medianMs, summary.floor?.medianMs);
+  }
   console.log(JSON.stringify({ summary }));
 }

@@ -30,7 +30,7 @@ npx --no-install rolldown "$here/measure.mjs" --platform node --format esm \
 echo "${FILES:-500} files of ${KIB:-10} KiB through each Dashboard to its tus endpoint, headless Chromium, ${REPS:-3} reps:"
 node "$out/measure.bundle.mjs" "$out" "$here" | tee "$out/runs.jsonl" | sed 's/^/  /'
 grep '"summary"' "$out/runs.jsonl" | while read -r summary; do
-  harness=$(sed -n 's/.*"harness":"\([a-z]*\)".*/\1/p' <<<"$summary")
+  harness=$(sed -n 's/.*"harness":"\([^"]*\)".*/\1/p' <<<"$summary")
   ratio=$(sed -n 's/.*"uppyOverFerry":\([0-9.]*\).*/\1/p' <<<"$summary")
   [[ -z $ratio ]] || echo "  Uppy / Ferry time, driven by $harness: ${ratio}x  (goal: at least 3x)"
 done

@@ -9,7 +9,7 @@
  * dropped anywhere on the page are added. Recovery is on: a reload brings the files back;
  * `?recoveryMaxCopy=BYTES` copies only files up to that size (larger ones come back as ghosts),
  * `?recovery=off` turns it off (to measure what it costs), as `?readAhead=off` does reading
- * small files ahead;
+ * small files ahead; `?uploadWorker=1` sends small files' requests from a Worker (TusOptions.uploadWorker);
  * `?fileSystemAccess` picks files through `showOpenFilePicker` (their handles need no copy).
  * `?googleClientId=&googleApiKey=&googleAppId=` give the page a Google app, which shows Google's
  * Drive and Photos pickers when the server enables them (`--google-picker`).
@@ -71,7 +71,7 @@ const googlePicker = googleClientId
 // uploads them to the same endpoint.
 const ferry = new Ferry({
   companionUrl,
-  uploader: new TusUploader({ endpoint: '/files/' }),
+  uploader: new TusUploader({ endpoint: '/files/', uploadWorker: params.get('uploadWorker') === '1' }),
   remoteUploader: new RemoteUploader({ endpoint: '/files/' }),
   restrictions: { maxFileSize },
   ...(googlePicker ? { providerOptions: { googlePicker } } : {}),

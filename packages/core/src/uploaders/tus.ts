@@ -19,6 +19,7 @@ import {
   UploaderError,
   type UploadResult,
 } from '../uploader.ts';
+import { type WorkerHttpStack, workerHttpStack } from './tus-worker.ts';
 
 export { DEFAULT_RETRY_DELAYS } from '../retryer.ts';
 
@@ -45,6 +46,12 @@ export interface TusOptions {
    * Default {@link DEFAULT_SMALL_FILE_SIZE}; 0 turns it off.
    */
   smallFileSize?: number;
+  /**
+   * Send bodies up to {@link QUIET_BODY_SIZE} from a dedicated Worker (`tus-worker.ts`), so
+   * Chromium's work per request runs off the page's main thread. Falls back to the page's own
+   * requests where no Worker can be made. Default false.
+   */
+  uploadWorker?: boolean;
 }
 
 /**
@@ -100,6 +107,8 @@ export class TusUploader implements Uploader {
   readonly #options: TusOptions;
   /** The endpoint as a full URL, that relative upload URLs resolve against (read once). */
   #base: URL | string | undefined;
+  /** The Worker's stack once made; null where none can be made. */
+  #worker: WorkerHttpStack | null | undefined;
 
   constructor(options: TusOptions) {
     this.#options = options;
@@ -126,7 +135,7 @@ export class TusUploader implements Uploader {
         ...(this.#options.chunkSize ? { chunkSize: this.#options.chunkSize } : {}),
         uploadDataDuringCreation: small,
         fileReader: wholeFileReader(small ? bytesReadAhead(data, context) : undefined),
-        ...(data.size <= QUIET_BODY_SIZE ? { httpStack: quietHttpStack } : {}),
+        ...(data.size <= QUIET_BODY_SIZE ? { httpStack: this.#quietStack() } : {}),
         // Headers are set per request, so a refreshed token reaches every PATCH and HEAD.
         onBeforeRequest: async (req) => {
           const headers = await resolveHeaders(context.headers, this.#options.headers);
@@ -204,6 +213,13 @@ export class TusUploader implements Uploader {
     const length = res.headers.get('Upload-Length');
     if (!res.ok || offset === null || length === null || offset !== length) return undefined;
     return { uploadURL: url };
+  }
+
+  /** The stack for bodies that go in one write: the Worker's when asked for and possible. */
+  #quietStack(): tus.HttpStack {
+    if (!this.#options.uploadWorker) return quietHttpStack;
+    if (this.#worker === undefined) this.#worker = workerHttpStack(quietHttpStack) ?? null;
+    return this.#worker ?? quietHttpStack;
   }
 
   /** The server may answer a relative Location; the file record keeps a full URL. */
