@@ -9,20 +9,29 @@
 //   page's);
 // - an application's timer: every 20 ms a `setTimeout(0)` is armed and its delay recorded (max);
 // - every size read: time until the last size is known, against a bare loop reading `size` of the
-//   same files picked into a plain input of the same tab just before and just after (after a
-//   warm-up pick) (fresh File
-//   objects, so each read is Chromium's disk lookup; the mean of the two): `sizesOverBare`.
+//   same files picked into a plain input of the same tab (fresh File objects, so each read is
+//   Chromium's disk lookup): `sizesOverBare`, against the mean of two bare loops. After a warm-up
+//   pick, even reps run bare, Ferry, bare and odd reps Ferry, bare, bare, so neither the bare
+//   loop nor Ferry's pick always goes first (`order` in each line).
 // PAGES=label=dir,label=dir?query (default: this checkout's build) compares builds (or a page's
-// diagnosis queries, e.g. `?recovery=off`) in one run, each rep alternating them; REPS (3). Prints one JSON line per page and rep, then a median line per page.
+// diagnosis queries, e.g. `?recovery=off`) in one run, each rep alternating them; REPS (6).
+// Prints one JSON line per page and rep (with the load average before and after it), then per
+// page the median of each figure and how many picks met `sizesOverBare <= 1.2`.
+// PROFILE=1: a CPU profile of the first pick of each page (see profile.mjs; build with
+// BENCH_MINIFY=0), written to RESULTS_DIR/paint-<page>.cpuprofile, its summary on stderr;
+// TRACE=1 the same with a Chromium trace (paint-<page>.trace.json).
 // Goal (issue 28): >= 50 fps over the first 4 s, no task over 50 ms, timer delay <= 50 ms,
 // sizesOverBare <= 1.2. Figures only; never fails on timing.
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { resultsDir, startPageDriver } from '../support/page.ts';
 import { smallFiles } from './files.mjs';
+import { startProfile, startTrace } from './profile.mjs';
 
 const results = resultsDir('paint.mjs RESULTS_DIR (bench/dashboard/run.sh builds the page and runs this)');
 const count = Number(process.env.BENCH_FILES ?? 10_000);
-const reps = Number(process.env.REPS ?? 3);
+const reps = Number(process.env.REPS ?? 6);
+const profiling = process.env.PROFILE === '1' ? startProfile : process.env.TRACE === '1' ? startTrace : undefined;
 const pages = (process.env.PAGES ?? `ferry=${join(results, 'ferry-full')}`).split(',').map((p) => {
   const at = p.indexOf('=');
   const [dir, query] = p.slice(at + 1).split('?');
@@ -62,6 +71,7 @@ function arm({ count, windowMs }) {
     (e) => {
       if (e.target === bare || probe.changeAt !== null) return;
       probe.changeAt = performance.now();
+      performance.mark('bench-change');
       const frame = () => {
         const now = performance.now();
         probe.frames.push(now);
@@ -78,6 +88,7 @@ function arm({ count, windowMs }) {
       const sized = (s) => {
         if (probe.sizedAt === null && s.fileIds.length === count && s.sizesPending === 0) {
           probe.sizedAt = performance.now();
+          performance.mark('bench-sized');
         }
       };
       window.ferry.subscribe(sized);
@@ -101,7 +112,7 @@ try {
       // ?recovery stays on: the page as shipped (recovery copies small files once sized).
       const { tab, close } = await driver.open(page.dir, '!!window.ferry', page.query);
       await tab.evaluate(arm, { count, windowMs });
-      // The bare loop before and after the page's pick (the first pick of a run pays more).
+      // A bare loop over the same files (after a warm-up pick: the first pick of a tab pays more).
       const bareLoop = async (n) => {
         await tab.locator('#bench-bare').setInputFiles(paths, { timeout: 300_000 });
         await tab.waitForFunction(`window.__bench.bareMs.length === ${n}`, undefined, {
@@ -110,18 +121,39 @@ try {
         });
         await tab.waitForTimeout(500);
       };
+      const pick = async () => {
+        const profile = profiling && rep < pages.length ? await profiling(tab) : undefined;
+        const startedAt = profile ? await tab.evaluate(() => performance.now()) : 0;
+        await tab
+          .locator('.ferry-dashboard input[type=file]:not([webkitdirectory])')
+          .first()
+          .setInputFiles(paths, { timeout: 300_000 });
+        if (profile) {
+          await tab.waitForFunction('window.__bench.sizedAt !== null', undefined, { timeout: 300_000, polling: 50 });
+          const at = await tab.evaluate(() => [window.__bench.changeAt, window.__bench.sizedAt]);
+          const span = { from: at[0] - startedAt, to: at[1] - startedAt };
+          const name = `paint-${page.label}.${process.env.TRACE === '1' ? 'trace.json' : 'cpuprofile'}`;
+          const lines = await profile.stop(join(results, name), span);
+          for (const line of lines) console.error(`[${page.label}] ${line}`);
+        }
+        await tab.waitForFunction(
+          `window.__bench.sizedAt !== null && performance.now() - window.__bench.changeAt > ${windowMs + 200}`,
+          undefined,
+          { timeout: 300_000, polling: 500 },
+        );
+      };
+      const loadBefore = loadavg()[0];
       await bareLoop(1); // warm-up, not counted
-      await bareLoop(2);
-      await tab
-        .locator('.ferry-dashboard input[type=file]:not([webkitdirectory])')
-        .first()
-        .setInputFiles(paths, { timeout: 300_000 });
-      await tab.waitForFunction(
-        `window.__bench.sizedAt !== null && performance.now() - window.__bench.changeAt > ${windowMs + 200}`,
-        undefined,
-        { timeout: 300_000, polling: 500 },
-      );
-      await bareLoop(3);
+      const order = rep % 2 === 0 ? 'bare,ferry,bare' : 'ferry,bare,bare';
+      if (rep % 2 === 0) {
+        await bareLoop(2);
+        await pick();
+        await bareLoop(3);
+      } else {
+        await pick();
+        await bareLoop(2);
+        await bareLoop(3);
+      }
       const p = await tab.evaluate(() => window.__bench);
       const bareMs = (p.bareMs[1] + p.bareMs[2]) / 2;
       await close();
@@ -137,6 +169,8 @@ try {
       const row = {
         page: page.label,
         rep,
+        order,
+        load: [round(loadBefore, 1), round(loadavg()[0], 1)],
         files: count,
         countMs: round(p.countAt - p.changeAt),
         fps4s: round(inWindow.length / (windowMs / 1000), 1),
@@ -168,7 +202,12 @@ try {
         changeTaskPageMs: m('changeTaskPageMs'),
         timerMaxMs: m('timerMaxMs'),
         sizesOverBare: m('sizesOverBare'),
+        sizesOverBareEach: list.map((r) => r.sizesOverBare),
+        within1_2: list.filter((r) => r.sizesOverBare <= 1.2).length,
+        sizedMs: m('sizedMs'),
+        bareMs: m('bareMs'),
         countMs: m('countMs'),
+        load: [list[0]?.load[0], list.at(-1)?.load[1]],
       }),
     );
   }

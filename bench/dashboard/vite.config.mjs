@@ -17,6 +17,8 @@ export default defineConfig({
   build: {
     outDir: resolve(here, '../results/dashboard', `${page}-${external ? 'no-react' : 'full'}`),
     emptyOutDir: true,
+    // BENCH_MINIFY=0 keeps function names readable in a profile (PROFILE=1 in paint.mjs).
+    minify: process.env.BENCH_MINIFY !== '0',
     rollupOptions: external ? { external: [/^react($|\/)/, /^react-dom($|\/)/, /^scheduler/] } : {},
   },
 });
