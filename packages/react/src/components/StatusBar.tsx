@@ -58,7 +58,7 @@ export function StatusBar({ onDone, showErrors = true }: StatusBarProps) {
   const bytesTotal = useFerryState((s) => s.totals?.bytesTotal ?? 0);
   // Sizes of a large batch are still being read: upload() would wait for them, so the button does.
   const sizing = useFerryState((s) => (s.sizesPending ?? 0) > 0);
-  const processing = useFerryState((s) => batchProcessingPercent(s.files));
+  const processing = useFerryState((s) => batchProcessingPercent(s));
   const state = overallState(counts, ghosts);
   const speed = useSmoothedSpeed(uploaded, state === 'uploading');
   if (state === 'empty') return null;
