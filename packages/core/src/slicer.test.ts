@@ -18,6 +18,25 @@ describe('the main thread between slices', () => {
     expect(yielded).not.toHaveBeenCalled();
   });
 
+  test('every turn goes through one channel, answered in order', async () => {
+    const Real = MessageChannel;
+    let made = 0;
+    vi.stubGlobal(
+      'MessageChannel',
+      class extends Real {
+        constructor() {
+          super();
+          made += 1;
+        }
+      },
+    );
+    const order: number[] = [];
+    await Promise.all([0, 1, 2].map((n) => defaultYield().then(() => order.push(n))));
+    for (let n = 3; n < 6; n += 1) await defaultYield().then(() => order.push(n));
+    expect(order).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(made).toBe(1);
+  });
+
   test("an application's setTimeout(0) set during a slice runs before the next slice", async () => {
     // Without MessageChannel the turn is a timeout: fake timers run them in the order set.
     vi.stubGlobal('MessageChannel', undefined);
