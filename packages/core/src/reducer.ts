@@ -5,7 +5,10 @@
  * Cost: adding k files copies the file map once (one state change per batch); a change to one
  * file copies the map once; progress arrives batched (one action per throttle window); totals
  * and the counts by state (and of ghosts) are kept incrementally, so no action walks every file.
+ * Changes to and removals of given files note which files they changed (`file-changes.ts`), so
+ * the store's followers need not compare every file either.
  */
+import { noteChanged } from './file-changes.ts';
 import type {
   FerryFile,
   FerryState,
@@ -180,6 +183,7 @@ export function reduce(state: FerryState, action: Action): FerryState {
         removed += 1;
       }
       if (removed === 0) return state;
+      noteChanged(files, state.files, action.ids);
       const gone = new Set(action.ids);
       return withTotals(
         { ...state, files, fileIds: state.fileIds.filter((id) => !gone.has(id)), sizesPending, counts, ghosts },
@@ -339,6 +343,7 @@ function updateMany(state: FerryState, ids: readonly string[], change: (file: Fe
   let counts: Record<FileState, number> | undefined;
   let ghosts = state.ghosts;
   let totals = state.totals;
+  const changed: string[] = [];
   for (const id of ids) {
     const file = (files ?? state.files)[id];
     if (!file) continue;
@@ -346,6 +351,7 @@ function updateMany(state: FerryState, ids: readonly string[], change: (file: Fe
     if (next === file) continue;
     files ??= copyFiles(state.files);
     files[id] = next;
+    changed.push(id);
     totals = adjust(totals, file, next);
     if (next.state !== file.state) {
       counts ??= { ...state.counts };
@@ -355,6 +361,7 @@ function updateMany(state: FerryState, ids: readonly string[], change: (file: Fe
     if (!next.ghost !== !file.ghost) ghosts += next.ghost ? 1 : -1;
   }
   if (!files) return state;
+  noteChanged(files, state.files, changed);
   return withTotals({ ...state, files, counts: counts ?? state.counts, ghosts }, totals);
 }
 
