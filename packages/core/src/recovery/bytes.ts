@@ -235,7 +235,7 @@ export interface CopyHost {
   handleOf(data: Blob): FileHandleLike | undefined;
   /** The record of `id` changed (how its bytes are kept): write it soon. */
   changed(id: string): void;
-  /** Resolves when the next copy may start (while sizes are read, copies are paced). */
+  /** Resolves when the next copy may start (while a large batch's sizes are read: after them). */
   pace(): Promise<void>;
 }
 
@@ -305,7 +305,8 @@ export class CopyQueue {
   async #copyQueued(): Promise<void> {
     while (this.#jobs.length > 0) {
       // Sizes being read come first: copying 10,000 small files as they were sized took a
-      // tenth of the main thread from them. Waiting also gathers more files per transaction.
+      // tenth of the main thread from them (see Journal.copyPace). Waiting also gathers more
+      // files per transaction.
       await this.#host.pace();
       const batch = this.#nextCopies().filter((job) => this.#stillWanted(job));
       const [first] = batch;

@@ -65,31 +65,64 @@ describe('the journal', () => {
     }
   });
 
-  test('while a large batch is sized, records are written paced, with sizes only once the last is read, 100 a transaction', async () => {
+  test('while a large batch is sized, its records and bytes wait for (nearly) every size, then go, 100 a transaction; other files are written meanwhile', async () => {
     const w = watchWrites();
     try {
       const { ferry, slice, advance, yields } = await steppedPage();
-      const ids = ferry.addFiles(picked(PACED_ABOVE + 250));
-      // Past recovery's look at the change and its throttle (20 ms here), within one pace.
+      const [earlier] = ferry.addFiles([{ data: file('earlier.bin', [9, 9]) }]) as [string];
       await advance(100);
-      expect(w.perTransaction).toEqual([100]);
-      await advance(250);
-      expect(w.perTransaction).toEqual([100, 100]);
+      expect(w.perTransaction).toEqual([1]);
+      expect(w.copies).toEqual([1]);
+      const ids = ferry.addFiles(picked(PACED_ABOVE + 250));
+      // Past recovery's look at the change and its throttle (20 ms here), over several paces.
+      await advance(100);
       for (let i = 0; i < 5; i += 1) await slice();
-      // Each slice sized about 8 files; their bytes are copied together, after a pace.
-      expect(w.copies).toEqual([]);
-      await advance(300);
-      expect(w.copies).toEqual([40]);
-      const state = ferry.getState();
-      expect(state.sizesPending).toBeGreaterThan(PACED_ABOVE);
-      expect(state.sizesPending).toBeLessThan(PACED_ABOVE + 250);
-      // Records written on adding; sized ones (their bytes copied) not again while sizes are read.
-      expect([...w.written.values()].flat().every((size) => size === null)).toBe(true);
+      ferry.removeFiles([earlier]);
+      await advance(600);
+      // The other file's removal is written; nothing of the batch, neither records nor bytes.
+      expect(w.perTransaction).toEqual([1, 0]);
+      expect(w.copies).toEqual([1]);
+      expect(ids.some((id) => w.written.has(id))).toBe(false);
+      expect(ferry.getState().sizesPending).toBeGreaterThan(PACED_ABOVE);
+      // Until no more than PACED_ABOVE sizes are pending: then the batch goes, 100 a transaction,
+      // the files sized by then with their sizes.
+      while (ferry.getState().sizesPending > PACED_ABOVE) await slice();
+      const sizedFirst = ids.filter((id) => ferry.getFile(id)?.sizePending !== true);
+      await advance(1000);
+      // Each record once when the batch goes (again once its bytes are kept, as for any file).
+      expect(ids.every((id) => (w.written.get(id)?.length ?? 0) >= 1)).toBe(true);
+      expect(sizedFirst.map((id) => w.written.get(id)?.[0])).toEqual(sizedFirst.map(() => 1));
+      expect(w.copies.length).toBeGreaterThan(1);
+      expect(w.copies.slice(1, -1).every((n) => n === 100)).toBe(true);
       while (yields.length > 0) await slice();
       expect(ferry.getState().sizesPending).toBe(0);
       await advance(1200);
       expect(ids.map((id) => w.written.get(id)?.at(-1))).toEqual(ids.map(() => 1));
+      expect(w.copies.reduce((a, b) => a + b, 0)).toBe(1 + ids.length);
       expect(Math.max(...w.perTransaction)).toBeLessThanOrEqual(100);
+    } finally {
+      w.restore();
+    }
+  });
+
+  test('a flush while a large batch is sized writes every record and copies the bytes sized so far at once', async () => {
+    const w = watchWrites();
+    try {
+      const { ferry, slice, advance } = await steppedPage();
+      ferry.addFiles(picked(PACED_ABOVE + 250));
+      await advance(100);
+      for (let i = 0; i < 5; i += 1) await slice();
+      await advance(300);
+      expect(w.copies).toEqual([]);
+      expect(w.perTransaction).toEqual([]);
+      const flushed = ferry.recovery?.flush();
+      await advance(100);
+      await flushed;
+      // Every record (the sized ones with their sizes), and the bytes sized so far.
+      expect(w.perTransaction.reduce((a, b) => a + b, 0)).toBe(PACED_ABOVE + 250);
+      expect([...w.written.values()].filter(([size]) => size === 1)).toHaveLength(40);
+      expect(w.copies).toEqual([40]);
+      expect(ferry.getState().sizesPending).toBeGreaterThan(PACED_ABOVE);
     } finally {
       w.restore();
     }

@@ -12,14 +12,18 @@
  *
  * Files added in a large batch have their size pending for a while (`sizing.ts`); one saved then
  * has no size and no modification time in its record (reading either costs a disk lookup in
- * Chromium). It is saved all the same rather than held back until sized: after a reload the list
- * still shows every file that was added, with the meta typed for it, and a ghost says which ones
- * to add again; a file left out would be missed silently. Its bytes are copied once it is sized.
- * Its record is written again with its size only once (nearly) every size is read: rewriting 10,000
- * records while sizes are read doubled the main thread's work in the seconds that matter, and
- * what such a rewrite adds (a size, progress of an earlier batch) is not worth it then; going
- * away still writes everything at once.
+ * Chromium). A small batch is saved all the same rather than held back until sized: after a
+ * reload the list still shows every file that was added, with the meta typed for it, and a ghost
+ * says which ones to add again; a file left out would be missed silently. A batch large enough
+ * that writes are paced (more than {@link PACED_ABOVE} sizes pending) has its records written
+ * once (nearly) every size is read, each once and with its size, and its bytes copied then:
+ * writing 10,000 records and copies while sizes were read took a tenth of the main thread from
+ * the lookups in the seconds that matter. Going away (or a flush) writes everything at once, so
+ * a reload in those seconds still brings every file of the batch back (as a ghost: copies begun
+ * as the page goes do not land in Chromium); a crash in them loses the batch's records. Other
+ * files' changes meanwhile are written paced, as before.
  */
+import { changedSince } from '../file-changes.ts';
 import { defaultYield } from '../slicer.ts';
 import type { FerryFile, FerryState } from '../types.ts';
 import type { BytesKind } from './bytes.ts';
@@ -91,6 +95,11 @@ export class Journal {
   /** Files as last written (or being written), by id. */
   #seen: Readonly<Record<string, FerryFile>> = {};
   readonly #dirty = new Set<string>();
+  /**
+   * Files of a large batch whose sizes are being read: their records are written once (nearly)
+   * every size is read, each once, with its size (or at once for a flush or the page going away).
+   */
+  readonly #held = new Set<string>();
   readonly #deleted = new Set<string>();
   /** Files of a finished upload (every file complete): nothing left to recover, records deleted. */
   readonly #finished = new Set<string>();
@@ -110,6 +119,8 @@ export class Journal {
   #hurry = 0;
   /** The pauses between paced writes under way ({@link pace}). */
   readonly #paces = new Set<() => void>();
+  /** Copies waiting for a large batch's sizes ({@link copyPace}). */
+  readonly #afterSizing = new Set<() => void>();
   #unsubscribe: (() => void) | undefined;
   #unlisten: (() => void) | undefined;
 
@@ -160,7 +171,9 @@ export class Journal {
     const done = this.hurry();
     try {
       this.observeNow();
-      if (this.#timer !== undefined) {
+      const held = this.#held.size > 0;
+      this.#release();
+      if (this.#timer !== undefined || held) {
         clearTimeout(this.#timer);
         this.#timer = undefined;
         this.#write();
@@ -189,39 +202,44 @@ export class Journal {
     this.#unsubscribe?.();
     this.#unlisten?.();
     this.observeNow();
+    this.#release();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#write();
   }
 
-  /** Diffs the store against what was last seen and schedules the writes. */
+  /**
+   * Diffs the store against what was last seen and schedules the writes: only the files changed
+   * since then when the store says which (`file-changes.ts`: size commits, progress...), every
+   * file otherwise (added files are made records in the store's order).
+   */
   #observe(state: FerryState): void {
     if (state.files === this.#seen) return;
+    const changed = changedSince(state.files, this.#seen);
     let urgent = false;
-    for (const id of state.fileIds) {
-      const file = state.files[id];
-      const before = this.#seen[id];
-      if (!file || file === before || this.#finished.has(id)) continue;
-      this.#dirty.add(id);
-      // The record is made here, in the store's order, so its add order is the file's.
-      if (!before) this.#records.of(file);
-      if (!before || soon(before, file)) urgent = true;
-      // A file whose size is pending waits: copying reads its size and modification time, which
-      // Chromium looks up on disk synchronously (see sizing.ts); it is copied once sized.
-      if (!file.sizePending && (!before || before.sizePending || (before.data !== file.data && file.data)))
-        this.#host.copy(file);
-      if (file.state === 'complete' && before?.state !== 'complete') this.#host.free(id);
-    }
     const gone = new Set<string>();
-    for (const id in this.#seen) {
-      if (state.files[id]) continue;
+    const sizing = sizingLarge(state);
+    for (const id of changed ?? state.fileIds) {
+      const file = state.files[id];
+      if (!file) {
+        if (changed && this.#seen[id]) gone.add(id);
+        continue;
+      }
+      if (this.#compare(id, file, sizing)) urgent = true;
+    }
+    if (!sizing && this.#held.size > 0) {
+      this.#release();
+      urgent = true;
+    }
+    if (!changed) for (const id in this.#seen) if (!state.files[id]) gone.add(id);
+    for (const id of gone) {
       this.#finished.delete(id);
+      this.#held.delete(id);
       this.#dirty.delete(id);
       this.#duePuts.delete(id);
       this.#deleted.add(id);
       urgent = true;
       const record = this.#records.delete(id);
       if (record) this.#host.drop(id, record.bytes);
-      gone.add(id);
     }
     if (gone.size > 0) this.#host.left(gone);
     this.#seen = state.files;
@@ -233,10 +251,37 @@ export class Journal {
     if (urgent || !sizingLarge(state)) this.#schedule(urgent ? 0 : this.#throttle);
   }
 
+  /**
+   * Compares one file of the store with how it was last seen; whether its record is due soon.
+   * `sizing`: a large batch's sizes are being read (a file of it added now is held).
+   */
+  #compare(id: string, file: FerryFile, sizing: boolean): boolean {
+    const before = this.#seen[id];
+    if (file === before || this.#finished.has(id)) return false;
+    const hold = this.#held.has(id) || (sizing && !before && file.sizePending === true);
+    if (hold) this.#held.add(id);
+    else this.#dirty.add(id);
+    // The record is made here, in the store's order, so its add order is the file's.
+    if (!before) this.#records.of(file);
+    // A file whose size is pending waits: copying reads its size and modification time, which
+    // Chromium looks up on disk synchronously (see sizing.ts); it is copied once sized.
+    if (!file.sizePending && (!before || before.sizePending || (before.data !== file.data && file.data)))
+      this.#host.copy(file);
+    if (file.state === 'complete' && before?.state !== 'complete') this.#host.free(id);
+    return !hold && (!before || soon(before, file));
+  }
+
+  /** The held records of a large batch are due with the others. */
+  #release(): void {
+    for (const id of this.#held) this.#dirty.add(id);
+    this.#held.clear();
+  }
+
   /** Every file has completed: the upload is over, so its records and bytes go. */
   #forgetFinished(ids: readonly string[]): void {
     for (const id of ids) {
       this.#finished.add(id);
+      this.#held.delete(id);
       this.#dirty.delete(id);
       this.#duePuts.delete(id);
       this.#deleted.add(id);
@@ -255,6 +300,7 @@ export class Journal {
    * 10,000 in one long task at the end.
    */
   #changed(): void {
+    if (this.#afterSizing.size > 0 && !sizingLarge(this.#host.getState())) this.#copiesGo();
     if (this.#observeTimer !== undefined || this.#observing) return;
     if (this.#host.getState().sizesPending === 0) {
       this.#observeTimer = setTimeout(() => this.observeNow(), OBSERVE_DELAY);
@@ -327,9 +373,28 @@ export class Journal {
     });
   }
 
-  /** Ends every pause between paced writes. */
+  /**
+   * Resolves when the next copy of bytes may start: at once, or while a large batch's sizes are
+   * read, once (nearly) all are read (or a flush asks for the copies, or the page stops). A copy
+   * lands only from a page that stays (Chromium drops a transaction with blobs that the page leaves
+   * before they are written), so copies during the sizing spared a reload then only the files of
+   * the few batches that had their turn, and took a tenth of the main thread from the lookups.
+   */
+  copyPace(): Promise<void> {
+    if (this.#hurry > 0 || !sizingLarge(this.#host.getState())) return Promise.resolve();
+    return new Promise((ok) => this.#afterSizing.add(ok));
+  }
+
+  /** Ends every pause between paced writes, and every copy waiting for the sizing to end. */
   #unpace(): void {
     for (const done of [...this.#paces]) done();
+    this.#copiesGo();
+  }
+
+  #copiesGo(): void {
+    const waiting = [...this.#afterSizing];
+    this.#afterSizing.clear();
+    for (const ok of waiting) ok();
   }
 
   /**
@@ -342,6 +407,7 @@ export class Journal {
     this.#host.hidden();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#release();
     this.#due();
     const batch = this.#take(Number.POSITIVE_INFINITY);
     if (!batch || this.#db.writeNow(FILES, batch.puts, batch.deletes)) return;

@@ -119,7 +119,7 @@ export class Recovery {
       isComplete: (id) => host.getState().files[id]?.state === 'complete',
       handleOf: (data) => this.#ghosts.handleOf(data),
       changed: (id) => this.#journal.changed(id),
-      pace: () => this.#journal.pace(),
+      pace: () => this.#journal.copyPace(),
     });
   }
 
