@@ -16,7 +16,7 @@
  * reload the list still shows every file that was added, with the meta typed for it, and a ghost
  * says which ones to add again; a file left out would be missed silently. A batch large enough
  * that writes are paced (more than {@link PACED_ABOVE} sizes pending) has its records written
- * once (nearly) every size is read, each once and with its size, and its bytes copied then:
+ * once every size is read, each with its size, and its bytes copied then:
  * writing 10,000 records and copies while sizes were read took a tenth of the main thread from
  * the lookups in the seconds that matter. Going away (or a flush) writes everything at once, so
  * a reload in those seconds still brings every file of the batch back (as a ghost: copies begun
@@ -96,8 +96,8 @@ export class Journal {
   #seen: Readonly<Record<string, FerryFile>> = {};
   readonly #dirty = new Set<string>();
   /**
-   * Files of a large batch whose sizes are being read: their records are written once (nearly)
-   * every size is read, each once, with its size (or at once for a flush or the page going away).
+   * Files of a large batch whose sizes are being read: their records are written once every size
+   * is read, with its size (or at once for a flush or the page going away).
    */
   readonly #held = new Set<string>();
   readonly #deleted = new Set<string>();
@@ -226,7 +226,7 @@ export class Journal {
       }
       if (this.#compare(id, file, sizing)) urgent = true;
     }
-    if (!sizing && this.#held.size > 0) {
+    if (this.#held.size > 0 && state.sizesPending === 0) {
       this.#release();
       urgent = true;
     }
@@ -300,7 +300,7 @@ export class Journal {
    * 10,000 in one long task at the end.
    */
   #changed(): void {
-    if (this.#afterSizing.size > 0 && !sizingLarge(this.#host.getState())) this.#copiesGo();
+    if (this.#afterSizing.size > 0 && !this.#holding(this.#host.getState())) this.#copiesGo();
     if (this.#observeTimer !== undefined || this.#observing) return;
     if (this.#host.getState().sizesPending === 0) {
       this.#observeTimer = setTimeout(() => this.observeNow(), OBSERVE_DELAY);
@@ -375,14 +375,23 @@ export class Journal {
 
   /**
    * Resolves when the next copy of bytes may start: at once, or while a large batch's sizes are
-   * read, once (nearly) all are read (or a flush asks for the copies, or the page stops). A copy
+   * read, once all are read (or a flush asks for the copies, or the page stops). A copy
    * lands only from a page that stays (Chromium drops a transaction with blobs that the page leaves
    * before they are written), so copies during the sizing spared a reload then only the files of
    * the few batches that had their turn, and took a tenth of the main thread from the lookups.
    */
   copyPace(): Promise<void> {
-    if (this.#hurry > 0 || !sizingLarge(this.#host.getState())) return Promise.resolve();
+    if (this.#hurry > 0 || !this.#holding(this.#host.getState())) return Promise.resolve();
     return new Promise((ok) => this.#afterSizing.add(ok));
+  }
+
+  /**
+   * Whether a large batch's sizes are being read: from more than {@link PACED_ABOVE} pending
+   * until the last (a burst of 10,000 writes and copies beside the last 1,000 lookups would
+   * make those wait).
+   */
+  #holding(state: FerryState): boolean {
+    return state.sizesPending > 0 && (this.#held.size > 0 || sizingLarge(state));
   }
 
   /** Ends every pause between paced writes, and every copy waiting for the sizing to end. */
