@@ -30,7 +30,8 @@ const reps = Number(process.env.REPS ?? 3);
 const ferryBin = process.env.FERRY_BIN ?? join(repoRoot, 'target', 'release', 'ferry');
 // Ferry's page: this checkout's build by default; another build's directory to compare with it.
 const ferryUi = process.env.FERRY_UI ?? join(results, 'ferry');
-const peers = (process.env.PEERS ?? 'ferry,uppy').split(',');
+// The floor page and the server alone by default, so every run has its floors beside Ferry.
+const peers = (process.env.PEERS ?? 'ferry,floor,wire,uppy').split(',');
 // Extra `ferry serve` flags, for diagnosis only (e.g. `--fsync never`): the goal is at the defaults.
 const ferryArgs = (process.env.FERRY_ARGS ?? '').split(' ').filter(Boolean);
 // A query for Ferry's demo page, for diagnosis only (e.g. `limit=6`, `recoveryMaxCopy=0`).

@@ -6,6 +6,8 @@
 # (which never fsyncs). Every stored file is compared with its source; request counts (creations,
 # and requests to upload URLs) explain the ratio. Chromium is driven over a bare DevTools pipe
 # (bench/support/cdp.ts says why). Goal: Ferry at least 3x faster. Figures only; never fails on timing.
+# Other peers (measure.mjs says more): `floor`, a bare page POSTing each file once on Ferry's server;
+# `wire`, the same POSTs from Node over 6 connections; `ferry?QUERY`, `ferry@DIR`, `NAME --flag`.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -33,4 +35,7 @@ grep '"summary"' "$out/runs.jsonl" | while read -r summary; do
   harness=$(sed -n 's/.*"harness":"\([^"]*\)".*/\1/p' <<<"$summary")
   ratio=$(sed -n 's/.*"uppyOverFerry":\([0-9.]*\).*/\1/p' <<<"$summary")
   [[ -z $ratio ]] || echo "  Uppy / Ferry time, driven by $harness: ${ratio}x  (goal: at least 3x)"
+  # With the bare page among the peers (PEERS=ferry,floor,uppy): Ferry against that floor.
+  floor=$(sed -n 's/.*"overFloor":{[^}]*"ferry":\([0-9.]*\).*/\1/p' <<<"$summary")
+  [[ -z $floor ]] || echo "  Ferry / floor page time, driven by $harness: ${floor}x"
 done
