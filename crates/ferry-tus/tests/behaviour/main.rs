@@ -12,3 +12,4 @@ mod hooks;
 mod limits;
 mod parsers;
 mod streaming;
+mod write_path;

@@ -1,14 +1,16 @@
 //! Appending a body to a data file.
 //!
-//! The body's chunks are copied into a batch buffer; each full batch goes to the file in one
-//! write on the blocking pool while the next one fills, so the network and the disk work at the
-//! same time. Two buffers take turns, so a write allocates nothing after its second batch and
-//! holds two batches at most. Batches share a memory budget ([`Appends`]): one upload gets
-//! [`MAX_BATCH`]-sized batches, hundreds at once get smaller ones.
+//! The body's chunks are gathered into a batch ([`Batch`]: kept as they arrive, not copied);
+//! each full batch goes to the file in one vectored write on the blocking pool while the next
+//! one fills, so the network and the disk work at the same time. Batches share a memory budget
+//! ([`Appends`]): one upload gets [`MAX_BATCH`]-sized batches, hundreds at once get smaller ones.
+//! A batch closes at the first chunk that reaches its size, so an append holds two batches and
+//! two chunks at most.
 //!
-//! Why one copy rather than none: handing the network's own chunks to the disk measured slower,
-//! because the receiver must then allocate a fresh buffer per read and pay its page faults; a
-//! caching allocator avoided those but tripled peak memory.
+//! Why no copy: copying each chunk into a reused buffer (as this did until 2026-11) cost a
+//! `memmove` of every byte on the task that also reads the socket; keeping the chunks makes the
+//! receiver allocate a fresh read buffer per read instead, which the allocator serves from
+//! memory it already holds. Measured in bench/README.md ("Floors beside Ferry (issue 28)").
 //!
 //! With [`Fsync::Always`] an `fdatasync` runs in the background every [`SYNC_EVERY`] bytes so
 //! that the one which ends the write (and makes its offset durable) has little left to flush.
@@ -18,18 +20,21 @@
 //! a resumed request sends again, and never after them.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use bytes::Bytes;
 use futures_util::StreamExt;
 use tokio::task::{JoinHandle, spawn_blocking};
 
 use super::Fsync;
+use super::batch::{self, Batch};
 use crate::store::BodyStream;
 
-/// The largest batch: big enough that system calls and task hand-offs are rare.
-const MAX_BATCH: usize = 512 * 1024;
+/// The largest batch: big enough that system calls and task hand-offs are rare (two hand-offs
+/// to the blocking pool per MiB at 512 KiB measured as a visible share of a PATCH's CPU).
+const MAX_BATCH: usize = 1024 * 1024;
 
 /// The smallest batch, however many uploads are being written.
 const MIN_BATCH: usize = 64 * 1024;
@@ -71,27 +76,21 @@ pub(super) async fn append(
     body: BodyStream<'_>,
 ) -> io::Result<u64> {
     let (_active, size) = appends.begin();
-    let mut disk = Pipeline::new(file, size, fsync);
-    // Untouched capacity costs no memory: the pages of a large allocation appear as written.
-    let mut batch = Vec::with_capacity(size);
+    let mut disk = Pipeline::new(file, fsync);
+    let mut batch = Batch::default();
     let received = loop {
         match body.next().await {
             Some(Ok(chunk)) => {
-                let mut rest = &chunk[..];
-                while !rest.is_empty() {
-                    let take = rest.len().min(size - batch.len());
-                    batch.extend_from_slice(&rest[..take]);
-                    rest = &rest[take..];
-                    if batch.len() == size {
-                        batch = disk.submit(batch).await?;
-                    }
+                batch.push(chunk);
+                if batch.len() >= size {
+                    disk.submit(batch.take()).await?;
                 }
             }
             Some(Err(e)) => break Err(e),
             None => break Ok(()),
         }
     };
-    disk.submit(batch).await?;
+    disk.submit(batch.take()).await?;
     let written = disk.finish().await?;
     received.map(|()| written)
 }
@@ -99,20 +98,17 @@ pub(super) async fn append(
 /// One write and one background sync in flight at most.
 struct Pipeline {
     file: Arc<File>,
-    batch_size: usize,
     fsync: Fsync,
-    /// The write in flight; it hands its buffer back for reuse.
-    writing: Option<JoinHandle<io::Result<Vec<u8>>>>,
+    writing: Option<JoinHandle<io::Result<()>>>,
     syncing: Option<JoinHandle<io::Result<()>>>,
     written: u64,
     since_sync: u64,
 }
 
 impl Pipeline {
-    fn new(file: File, batch_size: usize, fsync: Fsync) -> Self {
+    fn new(file: File, fsync: Fsync) -> Self {
         Self {
             file: Arc::new(file),
-            batch_size,
             fsync,
             writing: None,
             syncing: None,
@@ -121,17 +117,19 @@ impl Pipeline {
         }
     }
 
-    /// Waits for the previous write, starts writing `batch`, and returns an empty buffer to fill.
-    async fn submit(&mut self, batch: Vec<u8>) -> io::Result<Vec<u8>> {
-        let spare = self.wait_write().await?;
-        if batch.is_empty() {
-            return Ok(batch);
+    /// Waits for the previous write and starts writing `chunks`.
+    async fn submit(&mut self, chunks: Vec<Bytes>) -> io::Result<()> {
+        self.wait_write().await?;
+        let len: u64 = chunks.iter().map(|c| c.len() as u64).sum();
+        if len == 0 {
+            return Ok(());
         }
-        self.written += batch.len() as u64;
-        self.since_sync += batch.len() as u64;
+        self.written += len;
+        self.since_sync += len;
         let file = self.file.clone();
+        // The chunks are freed on the blocking thread, once written.
         self.writing = Some(spawn_blocking(move || {
-            (&*file).write_all(&batch).map(|()| batch)
+            batch::write_all(&mut &*file, &chunks)
         }));
         if self.fsync == Fsync::Always
             && self.since_sync >= SYNC_EVERY
@@ -142,7 +140,7 @@ impl Pipeline {
             self.syncing = Some(spawn_blocking(move || file.sync_data()));
             self.since_sync = 0;
         }
-        Ok(spare.unwrap_or_else(|| Vec::with_capacity(self.batch_size)))
+        Ok(())
     }
 
     /// Waits for every write, syncs the file (per `fsync`) and returns the bytes written.
@@ -158,15 +156,11 @@ impl Pipeline {
         Ok(self.written)
     }
 
-    /// Waits for the write in flight and returns its buffer, emptied.
-    async fn wait_write(&mut self) -> io::Result<Option<Vec<u8>>> {
+    /// Waits for the write in flight.
+    async fn wait_write(&mut self) -> io::Result<()> {
         match self.writing.take() {
-            Some(write) => {
-                let mut buf = write.await.map_err(io::Error::other)??;
-                buf.clear();
-                Ok(Some(buf))
-            }
-            None => Ok(None),
+            Some(write) => joined(write.await),
+            None => Ok(()),
         }
     }
 }
@@ -177,7 +171,7 @@ fn joined(result: Result<io::Result<()>, tokio::task::JoinError>) -> io::Result<
 
 #[cfg(test)]
 mod tests {
-    use std::io::{Read, Seek, SeekFrom};
+    use std::io::{Read, Seek, SeekFrom, Write};
 
     use bytes::Bytes;
     use futures_util::stream;

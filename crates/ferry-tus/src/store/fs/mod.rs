@@ -10,8 +10,8 @@
 //!
 //! File system calls that belong together run as one blocking task (creating an upload is five
 //! calls, reading its info two), so a request waits for the blocking pool once, not per call.
-//! Appending lives in [`append`]; the optional capabilities in [`caps`], [`concat`] (with the
-//! index of pending finals, [`pending_index`]) and [`stage`].
+//! Appending lives in [`append`] (its batches in [`batch`]); the optional capabilities in
+//! [`caps`], [`concat`] (with the index of pending finals, [`pending_index`]) and [`stage`].
 //!
 //! Chosen ids and storage keys (a pre-create hook's `ChangeFileInfo`): a chosen id is created
 //! exclusively, so a taken one fails with [`StoreError::AlreadyExists`]. With a storage key the
@@ -21,6 +21,7 @@
 //! (`.info`, `.stage`, `.tmp`), so it can never overwrite another upload's state.
 
 mod append;
+mod batch;
 mod caps;
 mod concat;
 mod dir_sync;
