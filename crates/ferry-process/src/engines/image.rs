@@ -1,6 +1,7 @@
-//! `/image/resize` on libvips's command line: the header is read first (pixel cap, orientation,
-//! alpha), then a short plan of `vips` operations runs, one process each, the last one saving
-//! straight to the output with the format's options. The common case (fit, fillcrop centred,
+//! `/image/resize`: in process where [`super::native`] takes the job (a JPEG to JPEG or WebP by
+//! a one-operation plan), otherwise on libvips's command line: the header is read first (pixel
+//! cap, orientation, alpha), then a short plan of `vips` operations runs, one process each, the
+//! last one saving straight to the output with the format's options. The common case (fit, fillcrop centred,
 //! stretch, min_fit) is a single `vips thumbnail`, which shrinks on load. libvips runs without
 //! its dynamic modules unless the input or the output needs one ([`vips::env`]). Intermediates are
 //! uncompressed TIFFs in a temporary directory beside the output (libvips's own `.v` loader is
@@ -15,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::EngineError;
 use super::detect::Engines;
-use super::image_plan::{Op, plan};
+use super::image_plan::{plan, save_options};
 use super::limits::{self, Limits};
 use super::vips::{self, Header};
 
@@ -362,8 +363,30 @@ pub struct ImageOutput {
     pub height: u64,
 }
 
-/// Resizes `input` into `output_base.<ext>` (the extension follows the output format).
+/// Resizes `input` into `output_base.<ext>` (the extension follows the output format): in
+/// process when [`super::native`] takes the job, else on libvips ([`resize_on_libvips`]).
 pub async fn resize(
+    engines: &Engines,
+    input: &Path,
+    output_base: &Path,
+    params: &ResizeParams,
+    limits: &Limits,
+    cancel: &CancellationToken,
+) -> Result<ImageOutput, EngineError> {
+    params.validate()?;
+    engines.vips()?;
+    limits::check_path(input)?;
+    super::probe::regular_file(input).await?;
+    let native = super::native::resize(engines, input, output_base, params, limits, cancel);
+    if let Some(done) = native.await? {
+        return Ok(done);
+    }
+    resize_on_libvips(engines, input, output_base, params, limits, cancel).await
+}
+
+/// [`resize`] on libvips's command line whatever the input: what every job the in-process path
+/// declines runs, and what it is compared with.
+pub async fn resize_on_libvips(
     engines: &Engines,
     input: &Path,
     output_base: &Path,
@@ -456,42 +479,4 @@ pub(crate) fn scratch_dir(output: &Path) -> Result<tempfile::TempDir, EngineErro
                 e,
             )
         })
-}
-
-fn save_options(format: ImageFormat, params: &ResizeParams) -> String {
-    let mut options: Vec<String> = Vec::new();
-    match format {
-        ImageFormat::Jpg => {
-            options.push(format!("Q={}", params.quality));
-            options.push("optimize_coding".into());
-            if params.progressive {
-                options.push("interlace".into());
-            }
-        }
-        ImageFormat::Png => {
-            options.push("compression=6".into());
-            if params.progressive {
-                options.push("interlace".into());
-            }
-        }
-        ImageFormat::Webp => options.push(format!("Q={}", params.quality)),
-        ImageFormat::Avif => {
-            options.push(format!("Q={}", params.quality));
-            options.push("compression=av1".into());
-        }
-        ImageFormat::Gif => {}
-        ImageFormat::Tiff => options.push("compression=deflate".into()),
-    }
-    if params.strip {
-        options.push("strip".into());
-    }
-    options.join(",")
-}
-
-impl Op {
-    fn args(&self, input: &str, output: &str) -> Vec<OsString> {
-        let mut args: Vec<OsString> = vec![self.name().into(), input.into(), output.into()];
-        args.extend(self.operands().into_iter().map(OsString::from));
-        args
-    }
 }

@@ -3,6 +3,8 @@
 //! directly.
 
 use super::EngineError;
+use std::ffi::OsString;
+
 use super::image::{Gravity, ImageFormat, ResizeParams, ResizeStrategy, Rgba};
 use super::vips::Header;
 
@@ -236,6 +238,45 @@ fn background_for(bands: u32, Rgba([r, g, b, a]): Rgba) -> Vec<u8> {
 
 fn luma(r: u8, g: u8, b: u8) -> u8 {
     (0.299 * f64::from(r) + 0.587 * f64::from(g) + 0.114 * f64::from(b)).round() as u8
+}
+
+/// libvips's save options for `format` (the `[...]` after the output path).
+pub(crate) fn save_options(format: ImageFormat, params: &ResizeParams) -> String {
+    let mut options: Vec<String> = Vec::new();
+    match format {
+        ImageFormat::Jpg => {
+            options.push(format!("Q={}", params.quality));
+            options.push("optimize_coding".into());
+            if params.progressive {
+                options.push("interlace".into());
+            }
+        }
+        ImageFormat::Png => {
+            options.push("compression=6".into());
+            if params.progressive {
+                options.push("interlace".into());
+            }
+        }
+        ImageFormat::Webp => options.push(format!("Q={}", params.quality)),
+        ImageFormat::Avif => {
+            options.push(format!("Q={}", params.quality));
+            options.push("compression=av1".into());
+        }
+        ImageFormat::Gif => {}
+        ImageFormat::Tiff => options.push("compression=deflate".into()),
+    }
+    if params.strip {
+        options.push("strip".into());
+    }
+    options.join(",")
+}
+
+impl Op {
+    pub(crate) fn args(&self, input: &str, output: &str) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec![self.name().into(), input.into(), output.into()];
+        args.extend(self.operands().into_iter().map(OsString::from));
+        args
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@
 //! - [`limits`] — the child-process runner (one process per job, time limit, cancel, capped stderr).
 //! - [`detect`] — which engines, encoders and image formats this machine has.
 //! - [`probe`] — file meta (Transloadit's `meta`) from ffprobe, plus EXIF from libvips.
-//! - [`vips`], [`image`], [`image_plan`], [`optimize`] — `/image/resize` and `/image/optimize`.
+//! - [`vips`], [`image`], [`image_plan`], [`native`], [`optimize`] — `/image/resize` (in process for
+//!   JPEG to JPEG/WebP, else libvips) and `/image/optimize`.
 //! - [`ffmpeg`], [`ffopts`], [`video`], [`thumbs`], [`audio`] — `/video/encode`, `/video/thumbs`,
 //!   `/audio/encode`, the `ffmpeg` options object and progress.
 //! - [`clamd`] — `/file/virusscan` over clamd's socket.
@@ -24,6 +25,7 @@ pub mod ffopts;
 pub mod image;
 mod image_plan;
 pub mod limits;
+mod native;
 pub mod optimize;
 pub mod probe;
 pub mod thumbs;

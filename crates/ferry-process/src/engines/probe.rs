@@ -1,7 +1,8 @@
 //! File meta for any upload: ffprobe reads the streams (width, height, duration, codecs, frame
 //! rate, bitrates, recording date, video rotation); for still images libvips's `vipsheader` adds
 //! the EXIF orientation and date, which ffprobe does not report, and JPEG, PNG and WebP stills are
-//! read by `vipsheader` alone (the same fields, one engine start instead of two). The result serializes with
+//! read by `vipsheader` alone (the same fields, one engine start instead of two), a JPEG's header
+//! in process where it can be ([`super::native::jpeg_header`]: no engine start at all). The result serializes with
 //! Transloadit's `meta` field names (absent fields are left out, as Transloadit does).
 
 use std::path::Path;
@@ -193,7 +194,15 @@ async fn still_image(
     } else {
         return None;
     };
-    let header = vips::header(engines, path, limits, cancel).await.ok()?;
+    // A JPEG's header is read in process (no engine start for most photos); libvips reads the rest.
+    let native = match codec {
+        "mjpeg" => super::native::jpeg_header(path).await,
+        _ => None,
+    };
+    let header = match native {
+        Some(header) => header,
+        None => vips::header(engines, path, limits, cancel).await.ok()?,
+    };
     if header.loader != loader || header.pages.is_some() {
         return None;
     }

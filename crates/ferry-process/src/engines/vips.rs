@@ -194,7 +194,7 @@ fn parse_header(text: &str) -> Result<Header, EngineError> {
 
 /// `2021:03:04 05:06:07 (2021:03:04 05:06:07, ASCII, 20 components, 20 bytes)` →
 /// `2021/03/04 05:06:07`.
-fn exif_datetime(value: &str) -> Option<String> {
+pub(crate) fn exif_datetime(value: &str) -> Option<String> {
     let raw = value.split(" (").next()?.trim();
     let (date, time) = raw.split_once(' ')?;
     let valid = date.len() == 10
