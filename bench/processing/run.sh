@@ -2,8 +2,9 @@
 # bench/processing: ferry's Assembly API (release build) on this machine's engines, in one run:
 #   images — IMAGES (100) JPEGs of IMAGE_W x IMAGE_H (4000x3000, 12 MP), each to 3 outputs
 #            (320 px thumbnail JPEG, 1280 px JPEG, 1280 px WebP): one Assembly per image through
-#            ferry (libvips CLI, --assembly-workers 2), against sharp (libvips in one Node
-#            process, the idiomatic clone() pipeline), CONC (2) images in flight for both.
+#            ferry (--assembly-workers 2; these JPEGs resize in process, docs/processing.md),
+#            against sharp (libvips in one Node process, the idiomatic clone() pipeline), CONC
+#            (2) images in flight for both.
 #            Throughput, per-image latency p50/p99, peak RSS (ferry: the server plus its engine
 #            children, sampled; sharp: the process's own peak).
 #   video  — a VIDEO_SECONDS (60) s 1080p H.264/AAC clip to web MP4 (`web/mp4/1080p`) and 3
