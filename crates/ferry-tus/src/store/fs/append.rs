@@ -9,8 +9,9 @@
 //!
 //! Why no copy: copying each chunk into a reused buffer (as this did until 2026-11) cost a
 //! `memmove` of every byte on the task that also reads the socket; keeping the chunks makes the
-//! receiver allocate a fresh read buffer per read instead, which the allocator serves from
-//! memory it already holds. Measured in bench/README.md ("Floors beside Ferry (issue 28)").
+//! receiver allocate a fresh read buffer per read instead, which the allocator must serve from
+//! memory it already holds ([`raise_allocator_thresholds`]). Measured in bench/README.md
+//! ("Writing without the copy").
 //!
 //! With [`Fsync::Always`] an `fdatasync` runs in the background every [`SYNC_EVERY`] bytes so
 //! that the one which ends the write (and makes its offset durable) has little left to flush.
@@ -61,6 +62,20 @@ impl Drop for AppendGuard<'_> {
     fn drop(&mut self) {
         self.0.0.fetch_sub(1, Ordering::Relaxed);
     }
+}
+
+/// Keeps the memory of freed read buffers in the process. The receiver's read buffers (a few
+/// hundred KiB each) are freed here, a batch or two at a time. glibc maps blocks above its mmap
+/// threshold afresh and hands freed memory above twice that threshold back to the kernel; the
+/// threshold starts at 128 KiB and only rises when a larger mapped block is freed. Until then
+/// every read buffer comes back as new pages, each faulted in and zeroed (measured: 40 to 250
+/// faults per MiB of a PATCH, more CPU than the copy this path no longer makes). Freeing one
+/// 4 MiB block raises the threshold to 4 MiB and the trim point to 8 MiB, as glibc itself does
+/// after any larger free; other allocators just allocate and free it.
+pub(super) fn raise_allocator_thresholds() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // black_box: an allocation freed unused may otherwise be optimised away.
+    ONCE.call_once(|| drop(std::hint::black_box(Vec::<u8>::with_capacity(4 << 20))));
 }
 
 /// Bytes written between background syncs of a long write.

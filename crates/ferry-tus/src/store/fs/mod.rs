@@ -72,6 +72,7 @@ impl FsStore {
     /// pending finals is built from the info files in the background.
     pub async fn open(dir: impl Into<PathBuf>) -> std::io::Result<Self> {
         let dir = dir.into();
+        append::raise_allocator_thresholds();
         tokio::fs::create_dir_all(&dir).await?;
         sweep_concat_leftovers(&dir).await?;
         let pending = Arc::new(pending_index::PendingIndex::default());
