@@ -207,13 +207,29 @@ function run(program, argv) {
   });
 }
 
+/**
+ * CPU seconds of PID from /proc: its own (user + system) and its reaped children's. The
+ * children's share counts every engine ferry ran and waited for, so the pair of figures is the
+ * service's own work and the engines' work, whatever the machine's load does to wall time.
+ */
+function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14-17 of stat(5) (utime, stime, cutime, cstime) are f[11..14] after the name.
+  const [utime, stime, cutime, cstime] = f.slice(11, 15).map(Number);
+  const hz = 100; // USER_HZ, 100 on Linux for every architecture this runs on
+  return { own: (utime + stime) / hz, children: (cutime + cstime) / hz };
+}
+
 /** One video Assembly through ferry: its wall time, peak RSS and the engine commands it ran. */
 async function videoThroughFerry(ferry, pid, clip, log, steps) {
   const offset = statSync(log).size;
   const stop = peakSampler(pid);
+  const cpu0 = cpuSeconds(pid);
   const t0 = performance.now();
   const s = await settle(await createAssembly(ferry, steps, clip));
   const wall = performance.now() - t0;
+  const cpu1 = cpuSeconds(pid);
   const peak = stop();
   if (s.results?.mp4?.length !== 1 || s.results?.thumbs?.length !== 3) {
     throw new Error(`video assembly results: ${JSON.stringify(Object.keys(s.results ?? {}))}`);
@@ -222,12 +238,13 @@ async function videoThroughFerry(ferry, pid, clip, log, steps) {
   if (!commands.some((c) => basename(c.program) === 'ffmpeg')) {
     throw new Error('no ffmpeg command in the log (FERRY_LOG must enable debug)');
   }
-  return { wall, peak, commands };
+  return { wall, peak, commands, ownCpu: cpu1.own - cpu0.own, engineCpu: cpu1.children - cpu0.children };
 }
 
 /** ferry's engine commands rerun by hand, one after another: ffmpeg's and the probes' time. */
 async function videoByHand(commands, byHand, rep) {
   mkdirSync(byHand, { recursive: true });
+  const cpu0 = cpuSeconds(process.pid);
   let ffmpeg = 0;
   let probe = 0;
   for (const [i, c] of commands.entries()) {
@@ -239,7 +256,7 @@ async function videoByHand(commands, byHand, rep) {
     if (isFfmpeg) ffmpeg += took;
     else probe += took;
   }
-  return { ffmpeg, probe };
+  return { ffmpeg, probe, cpu: cpuSeconds(process.pid).children - cpu0.children };
 }
 
 /**
@@ -257,6 +274,7 @@ async function video(ferry, pid, clip, log, byHand, reps) {
       `${reps} pair(s) of ferry and the same commands by hand, alternating which goes first`,
   );
   const ratios = [];
+  const cpuRatios = [];
   let commands = null;
   for (let rep = 0; rep < reps; rep++) {
     const handFirst = rep % 2 === 1 && commands !== null;
@@ -267,16 +285,22 @@ async function video(ferry, pid, clip, log, byHand, reps) {
     const ffmpegRuns = commands.filter((c) => basename(c.program) === 'ffmpeg').length;
     const ratio = viaFerry.wall / hand.ffmpeg;
     ratios.push(ratio);
+    const cpuRatio = (viaFerry.ownCpu + viaFerry.engineCpu) / hand.cpu;
+    cpuRatios.push(cpuRatio);
     console.log(
       `  pair ${rep + 1} (${handFirst ? 'by hand first' : 'ferry first'}, load ${loadAverage()}): ` +
         `ferry ${ms(viaFerry.wall)} (upload, probe, encode, thumbs; peak RSS of ferry and its engines ${mib(viaFerry.peak)}); ` +
         `by hand ${ffmpegRuns} ffmpeg command(s) ${ms(hand.ffmpeg)}, plus ${commands.length - ffmpegRuns} probe(s) ${ms(hand.probe)}; ` +
-        `ratio ${ratio.toFixed(3)}x (${(viaFerry.wall / (hand.ffmpeg + hand.probe)).toFixed(3)}x with the probes)`,
+        `ratio ${ratio.toFixed(3)}x (${(viaFerry.wall / (hand.ffmpeg + hand.probe)).toFixed(3)}x with the probes); ` +
+        `CPU: ferry itself ${viaFerry.ownCpu.toFixed(2)} s, its engines ${viaFerry.engineCpu.toFixed(2)} s, ` +
+        `the commands by hand ${hand.cpu.toFixed(2)} s: ${cpuRatio.toFixed(3)}x`,
     );
   }
   console.log(
     `  ratio: ferry's wall time is ${median(ratios).toFixed(3)}x the ffmpeg commands by hand, median of ${reps} ` +
-      `(each: ${ratios.map((r) => r.toFixed(3)).join(', ')}; goal <= 1.05x)`,
+      `(each: ${ratios.map((r) => r.toFixed(3)).join(', ')}; goal <= 1.05x); ` +
+      `CPU (ferry and its engines over the commands by hand) ${median(cpuRatios).toFixed(3)}x ` +
+      `(each: ${cpuRatios.map((r) => r.toFixed(3)).join(', ')})`,
   );
 }
 
