@@ -12,7 +12,7 @@
 # Before / after in one run: BEFORE_BIN and/or BEFORE_ARGS add a "ferry-before" side per origin
 # (BEFORE_BIN defaults to FERRY_BIN; BEFORE_ARGS=--no-local-handoff measures the loopback-HTTP
 # path with the same build). COMPANION=0 leaves Companion out. PERF=1 also reports ferry's CPU
-# per import (`perf stat -e task-clock` on its process, median ms).
+# per import (`perf stat -e task-clock` on its process, median ms) and curl's for the floor.
 set -euo pipefail
 cd "$(dirname "$0")"
 here=$(pwd)
@@ -70,14 +70,19 @@ wait_ready "${origin[node]}"
 wait_ready "${origin[fast]}"
 bytes=$((SIZE_MIB * 1024 * 1024))
 for f in curl-node curl-fast ferry-node ferry-fast before-node before-fast comp; do : >"$work/$f.t"; done
-for f in ferry-node ferry-fast before-node before-fast; do : >"$work/$f.cpu"; done
+for f in ferry-node ferry-fast before-node before-fast curl-node curl-fast; do : >"$work/$f.cpu"; done
 : >"$work/ferry.rss"
 : >"$work/comp.rss"
 : >"$work/tus.rss"
 
 # curl ORIGIN: the floor, the same bytes from the same origin into the same tmpfs.
 floor_once() {
-  curl -s -o "$work/floor.bin" -w '%{time_total}\n' "${origin[$1]}" >>"$work/curl-$1.t"
+  local measure=()
+  [[ $PERF == 1 ]] && measure=(perf stat -x, -e task-clock -o "$work/perf-curl.out")
+  "${measure[@]}" curl -s -o "$work/floor.bin" -w '%{time_total}\n' "${origin[$1]}" >>"$work/curl-$1.t"
+  if [[ $PERF == 1 ]]; then
+    awk -F, '/task-clock/ {printf "%.0f\n", $1}' "$work/perf-curl.out" >>"$work/curl-$1.cpu"
+  fi
   cmp "$work/floor.bin" "$work/src.bin"
   rm -f "$work/floor.bin"
 }
@@ -187,9 +192,9 @@ if [[ $before == 1 ]]; then
   }'
 fi
 if [[ $PERF == 1 ]]; then
-  for f in ferry-node ferry-fast before-node before-fast; do
+  for f in ferry-node ferry-fast before-node before-fast curl-node curl-fast; do
     if [[ -s $work/$f.cpu ]]; then
-      echo "  CPU of ferry's process per import, $f: median $(median <"$work/$f.cpu") ms (samples: $(tr '\n' ' ' <"$work/$f.cpu"))"
+      echo "  CPU of the process per import, $f: median $(median <"$work/$f.cpu") ms (samples: $(tr '\n' ' ' <"$work/$f.cpu"))"
     fi
   done
 fi

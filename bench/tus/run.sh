@@ -10,8 +10,14 @@
 #     --discard), which stores nothing: the ceiling curl + loopback allow on this machine, printed
 #     next to "3x @tus/server" so a reader sees whether that goal is physically reachable here;
 #     and the floor `dd`: the same file copied into the same directory (bs=1M), what any writer
-#     of those bytes into that filesystem pays (goal: ferry >= 0.8x of it).
-#     MB/s, peak RSS (VmHWM), sha256 of the stored file checked (n/a for discard).
+#     of those bytes into that filesystem pays (goal: ferry >= 0.8x of it); and `floor`, the
+#     receive-and-store floor (ferry-tus-loadgen floor: no HTTP framework, one thread reading the
+#     body with 1 MiB reads and writing each to the same directory), the least any server that
+#     stores the body over loopback can do: `dd` copies each byte twice on one core, a server
+#     receives it from curl (which copies it twice more on the other core) and then stores it;
+#     `floor2` is the same with a reader and a writer thread overlapping, as ferry does.
+#     MB/s, peak RSS (VmHWM), CPU seconds of the server (or dd) for the run, sha256 of the stored
+#     file checked (n/a for discard).
 #  2. BENCH_UPLOADS (default 200) concurrent uploads of 1 MiB (POST + one PATCH each), ferry (both
 #     policies; the Node client only against the default) vs @tus/server, from two clients: the Rust ferry-tus-loadgen and the Node fetch client
 #     (concurrent.mjs). Two clients because on a 2-core machine the Node client alone burns about
@@ -24,7 +30,9 @@
 # baselines, RSS < 32 MiB; >= 3x uploads/s). Never fails on timing. FERRY_BIN skips the ferry
 # build; the loadgen is built into CARGO_TARGET_DIR (default target/). BENCH_TMP (default
 # /dev/shm, a tmpfs) holds the source file and every store: set it to a disk directory to include
-# the disk. Results: bench/results/tus.
+# the disk. BENCH_PEERS (space-separated) picks the single-PATCH peers (default: all);
+# BENCH_UPLOADS=0 skips part 2; with FERRY_BEFORE_BIN (another build of ferry) the peer
+# `ferry-before` runs it the default way, for before/after figures in one run. Results: bench/results/tus.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -64,16 +72,19 @@ start() {
   base="http://127.0.0.1:$port"
   store="$dir"
   case $peer in
-    ferry | ferry-nosync)
-      local fsync=always
+    ferry | ferry-nosync | ferry-before)
+      local fsync=always bin="$FERRY_BIN"
       [[ $peer == ferry-nosync ]] && fsync=never
-      "$FERRY_BIN" serve --listen "127.0.0.1:$port" --data-dir "$dir" --ui-dir "$dir" \
+      [[ $peer == ferry-before ]] && bin="$FERRY_BEFORE_BIN"
+      "$bin" serve --listen "127.0.0.1:$port" --data-dir "$dir" --ui-dir "$dir" \
         --max-uploads-per-client 0 --fsync "$fsync" >/dev/null 2>&1 &
       store="$dir/tus" ;;
     tus-node) node "$here/tus-server.mjs" "$port" "$dir" >/dev/null 2>&1 & ;;
     baseline) node "$here/sink.mjs" "$port" "$dir/sink.bin" >/dev/null 2>&1 & ;;
     baseline-rust) "$loadgen" sink "$port" --file "$dir/sink.bin" >/dev/null 2>&1 & ;;
     discard) "$loadgen" sink "$port" --discard >/dev/null 2>&1 & ;;
+    floor) "$loadgen" floor "$port" --file "$dir/sink.bin" >/dev/null 2>&1 & ;;
+    floor2) "$loadgen" floor "$port" --file "$dir/sink.bin" --threads 2 >/dev/null 2>&1 & ;;
   esac
   pid=$!
   for _ in $(seq 200); do
@@ -107,15 +118,15 @@ head -c "$size" /dev/urandom >"$work/src.bin"
 want="$(sha256sum "$work/src.bin" | cut -d' ' -f1)"
 
 # patch_once PEER: one upload of the file in a single request; appends
-# "peer secs rss_kib ok stolen_secs".
+# "peer secs rss_kib ok stolen_secs cpu_secs rep".
 patch_once() {
-  local peer=$1 dir="$work/$1" url stored="" secs steal0
+  local peer=$1 dir="$work/$1" url stored="" secs steal0 cpu=0
   rm -rf "$dir" && mkdir -p "$dir"
   settle
   [[ $peer == dd ]] || start "$peer" "$dir"
   steal0="$(steal_secs)"
   case $peer in
-    ferry | ferry-nosync | tus-node)
+    ferry | ferry-nosync | ferry-before | tus-node)
       url="$(curl -s -D - -o /dev/null -X POST -H 'Tus-Resumable: 1.0.0' -H "Upload-Length: $size" \
         "$base/files/" | awk 'tolower($1)=="location:" {print $2}' | tr -d '\r')"
       [[ $url == http* ]] || url="$base$url"
@@ -125,8 +136,10 @@ patch_once() {
       stored="$store/${url##*/}" ;;
     dd)
       local t0=$EPOCHREALTIME
-      dd if="$work/src.bin" of="$dir/dd.bin" bs=1M status=none
+      TIMEFORMAT='%3U %3S'
+      { time dd if="$work/src.bin" of="$dir/dd.bin" bs=1M status=none 2>&3; } 3>&2 2>"$work/cpu"
       secs="$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.6f", b - a}')"
+      cpu="$(awk '{printf "%.2f", $1 + $2}' "$work/cpu")"
       stored="$dir/dd.bin" ;;
     *)
       secs="$(curl -s -o /dev/null -H 'Expect:' -X PUT -T "$work/src.bin" -w '%{time_total}' "$base/upload")"
@@ -135,6 +148,7 @@ patch_once() {
   local rss=0 ok=bad
   if [[ -n $pid ]]; then
     rss="$(peak_rss_kib)"
+    cpu="$(cpu_secs)"
     stop
   fi
   if [[ -z $stored ]]; then
@@ -142,7 +156,7 @@ patch_once() {
   elif [[ "$(sha256sum "$stored" | cut -d' ' -f1)" == "$want" ]]; then
     ok=ok
   fi
-  printf '%s\t%s\t%s\t%s\t%s\n' "$peer" "$secs" "$rss" "$ok" "$(stolen_since "$steal0")" |
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$peer" "$secs" "$rss" "$ok" "$(stolen_since "$steal0")" "$cpu" "$rep" |
     tee -a "$out/patch.tsv" | sed 's/^/    /'
   rm -rf "$dir"
 }
@@ -174,13 +188,14 @@ concurrent_once() {
   rm -rf "$dir"
 }
 
-peers=(ferry ferry-nosync tus-node baseline baseline-rust discard dd)
-echo "1) one PATCH of $((size / 1048576)) MiB, $reps reps (peer, seconds, peak RSS KiB, sha256, CPU seconds stolen by the hypervisor):"
+read -r -a peers <<<"${BENCH_PEERS:-ferry ferry-nosync tus-node baseline baseline-rust discard floor floor2 dd}"
+echo "1) one PATCH of $((size / 1048576)) MiB, $reps reps (peer, seconds, peak RSS KiB, sha256, CPU seconds stolen by the hypervisor, CPU seconds of the server or dd):"
 for rep in $(seq "$reps"); do
   for i in "${!peers[@]}"; do patch_once "${peers[$(((rep + i) % ${#peers[@]}))]}"; done
 done
 
 runs=("rust ferry" "node tus-node" "rust ferry-nosync" "rust tus-node" "node ferry")
+((uploads > 0)) || reps=0
 echo "2) $uploads concurrent uploads of 1 MiB, $reps reps (client, server):"
 for rep in $(seq "$reps"); do
   for i in "${!runs[@]}"; do
@@ -203,20 +218,39 @@ const bad = rows.filter((r) => r[3] === 'bad').length;
 const disturbed = (xs) => `${xs.filter((x) => x > 0.05).length} of ${xs.length} runs lost CPU to the hypervisor (${xs.reduce((a, b) => a + b, 0).toFixed(2)} s in all)`;
 console.log(`\nsummary (medians of ${of('ferry').length} reps; sha256 mismatches: ${bad}, discard not checked)`);
 console.log(`  single PATCH: ${disturbed(rows.map((r) => Number(r[4] ?? 0)))}`);
-const label = { ferry: 'ferry', 'ferry-nosync': 'ferry --fsync never', 'tus-node': '@tus/server', baseline: 'baseline (node)', 'baseline-rust': 'baseline-rust', discard: 'discard (ceiling)', dd: 'dd (floor)' };
-for (const p of ['ferry', 'ferry-nosync', 'tus-node', 'baseline', 'baseline-rust', 'discard', 'dd']) {
-  console.log(`  single PATCH ${label[p].padEnd(19)} ${mbps(p).toFixed(0).padStart(5)} MB/s   peak RSS ${rss(p).toFixed(1)} MiB`);
+const label = { ferry: 'ferry', 'ferry-before': 'ferry (before)', 'ferry-nosync': 'ferry --fsync never', 'tus-node': '@tus/server', baseline: 'baseline (node)', 'baseline-rust': 'baseline-rust', discard: 'discard (ceiling)', floor: 'receive+store floor', floor2: 'floor, 2 threads', dd: 'dd (floor)' };
+const present = Object.keys(label).filter((p) => of(p).length > 0);
+const cpu = (peer) => median(of(peer).map((r) => Number(r[5] ?? 0)));
+for (const p of present) {
+  console.log(`  single PATCH ${label[p].padEnd(19)} ${mbps(p).toFixed(0).padStart(5)} MB/s   peak RSS ${rss(p).toFixed(1)} MiB   CPU ${cpu(p).toFixed(2)} s`);
 }
-const target = 3 * mbps('tus-node');
-const ceiling = mbps('discard');
-console.log(`  3x @tus/server = ${target.toFixed(0)} MB/s vs ceiling ${ceiling.toFixed(0)} MB/s (${target <= ceiling ? 'reachable here' : 'above the ceiling: not reachable on this machine'})`);
-for (const f of ['ferry', 'ferry-nosync']) {
-  const vsTus = mbps(f) / mbps('tus-node');
-  const vsBase = ['baseline', 'baseline-rust'].map((b) => { const r = mbps(f) / mbps(b); return `/ ${label[b]} ${r.toFixed(2)}x (${goal(r >= 0.8)})`; });
-  const vsDd = mbps(f) / mbps('dd');
-  console.log(`  ${label[f]}: / dd floor ${vsDd.toFixed(2)}x (goal >= 0.8x: ${goal(vsDd >= 0.8)}); / @tus/server ${vsTus.toFixed(2)}x (goal >= 3x: ${goal(vsTus >= 3)}); ${vsBase.join('; ')} (goal >= 0.8x); peak RSS ${rss(f).toFixed(1)} MiB (goal < 32 MiB: ${goal(rss(f) < 32)})`);
+const has = (p) => present.includes(p);
+if (has('tus-node') && has('discard')) {
+  const target = 3 * mbps('tus-node');
+  const ceiling = mbps('discard');
+  console.log(`  3x @tus/server = ${target.toFixed(0)} MB/s vs ceiling ${ceiling.toFixed(0)} MB/s (${target <= ceiling ? 'reachable here' : 'above the ceiling: not reachable on this machine'})`);
 }
-const runs = fs.readFileSync(jsonl, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+for (const f of ['ferry', 'ferry-before', 'ferry-nosync'].filter(has)) {
+  const parts = [];
+  if (has('dd')) { const r = mbps(f) / mbps('dd'); parts.push(`/ dd floor ${r.toFixed(2)}x (goal >= 0.8x: ${goal(r >= 0.8)})`); }
+  for (const fl of ['floor', 'floor2'].filter(has)) parts.push(`/ ${label[fl]} ${(mbps(f) / mbps(fl)).toFixed(2)}x`);
+  if (has('discard')) parts.push(`/ discard ${(mbps(f) / mbps('discard')).toFixed(2)}x`);
+  if (has('tus-node')) { const r = mbps(f) / mbps('tus-node'); parts.push(`/ @tus/server ${r.toFixed(2)}x (goal >= 3x: ${goal(r >= 3)})`); }
+  for (const b of ['baseline', 'baseline-rust'].filter(has)) { const r = mbps(f) / mbps(b); parts.push(`/ ${label[b]} ${r.toFixed(2)}x (${goal(r >= 0.8)})`); }
+  console.log(`  ${label[f]}: ${parts.join('; ')}; peak RSS ${rss(f).toFixed(1)} MiB (goal < 32 MiB: ${goal(rss(f) < 32)})`);
+  // The same repetition's runs are closest in time: their ratios, one per repetition.
+  for (const other of ['dd', 'floor', 'floor2', 'discard'].filter(has)) {
+    const reps = [...new Set(rows.map((r) => r[6]))];
+    const per = reps.map((rep) => {
+      const a = rows.find((r) => r[0] === f && r[6] === rep);
+      const b = rows.find((r) => r[0] === other && r[6] === rep);
+      return a && b ? (Number(b[1]) / Number(a[1])).toFixed(2) : '-';
+    });
+    console.log(`    per repetition ${label[f]} / ${label[other]}: ${per.join(' ')}`);
+  }
+}
+const runs = fs.readFileSync(jsonl, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+if (runs.length === 0) process.exit(0);
 const c = (client, peer, get) => median(runs.filter((r) => r.client === client && r.peer === peer).map(get));
 const cbad = runs.filter((r) => !r.run.ok).length;
 console.log(`  concurrent (${runs.length} runs; sha256 mismatches: ${cbad}); ${disturbed(runs.map((r) => r.stolen ?? 0))}; CPU seconds per run, medians:`);

@@ -5,11 +5,14 @@
 //! Rust, cheap enough to leave the cores to the server under test. `sink` is the strong baseline
 //! (a server that only writes the body to disk) and, with `--discard`, the ceiling of what curl and
 //! loopback allow here. `origin` serves one file as fast as the kernel can (`sendfile`), the
-//! source of the link-import floor in `bench/companion`.
+//! source of the link-import floor in `bench/companion`. `floor` is the receive-and-store floor:
+//! a bare blocking loop that reads a PUT body and writes it to a file, the least any storing
+//! server can do over loopback.
 //!
 //! Layout: `upload` (the concurrent tus client), `sink` (the write-only / discard server),
-//! `origin` (the static file server).
+//! `origin` (the static file server), `floor` (the bare receiver).
 
+mod floor;
 mod origin;
 mod sink;
 mod upload;
@@ -67,6 +70,18 @@ enum Command {
         #[arg(long, required_unless_present = "discard")]
         file: Option<PathBuf>,
     },
+    /// Bare receiver on 127.0.0.1:PORT (no HTTP framework, one thread): PUT stores the body
+    /// in FILE with 1 MiB reads and writes, OPTIONS answers 204. The receive-and-store floor.
+    Floor {
+        /// Port to listen on (127.0.0.1 only).
+        port: u16,
+        /// Where each body is written (truncated per request, no fsync).
+        #[arg(long)]
+        file: PathBuf,
+        /// 1: one thread reads and writes in turn; 2: a reader and a writer overlap.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+        threads: u8,
+    },
     /// HTTP server on 127.0.0.1:PORT answering every GET with FILE (sendfile), HEAD with its
     /// headers: the fast origin for link-import floors.
     Origin {
@@ -81,6 +96,11 @@ fn main() -> ExitCode {
     report(match Cli::parse().command {
         // Blocking threads and sendfile: no runtime needed.
         Command::Origin { port, file } => origin::run(port, file),
+        Command::Floor {
+            port,
+            file,
+            threads,
+        } => floor::run(port, file, threads),
         command => run_async(command),
     })
 }
@@ -110,6 +130,11 @@ fn run_async(command: Command) -> Result<(), Error> {
                 file,
             } => sink::run(port, file).await,
             Command::Origin { port, file } => origin::run(port, file),
+            Command::Floor {
+                port,
+                file,
+                threads,
+            } => floor::run(port, file, threads),
         }
     })
 }
