@@ -12,7 +12,10 @@
 //   same files picked into a plain input of the same tab (fresh File objects, so each read is
 //   Chromium's disk lookup): `sizesOverBare`, against the mean of two bare loops. After a warm-up
 //   pick, even reps run bare, Ferry, bare and odd reps Ferry, bare, bare, so neither the bare
-//   loop nor Ferry's pick always goes first (`order` in each line).
+//   loop nor Ferry's pick always goes first (`order` in each line); a bare loop after Ferry's pick
+//   waits until recovery has written and copied what the pick gave it. And the floor of reading
+//   while painting: the same reads in 8 ms MessageChannel slices beside a requestAnimationFrame
+//   loop, no library (`slicedMs`, first in even reps, last in odd ones): `sizesOverSliced`.
 // PAGES=label=dir,label=dir?query (default: this checkout's build) compares builds (or a page's
 // diagnosis queries, e.g. `?recovery=off`) in one run, each rep alternating them; REPS (6).
 // Prints one JSON line per page and rep (with the load average before and after it), then per
@@ -50,8 +53,50 @@ function arm({ count, windowMs }) {
   const shown = () =>
     (document.querySelector('.ferry-toolbar-title')?.textContent ?? '').replace(/\D/g, '').includes(String(count)) &&
     document.querySelector('[data-testid=ferry-file]') !== null;
-  const probe = { bareMs: [], changeAt: null, countAt: null, sizedAt: null, frames: [], tasks: [], timers: [] };
+  const probe = {
+    bareMs: [],
+    slicedMs: null,
+    slicedFrames: 0,
+    changeAt: null,
+    countAt: null,
+    sizedAt: null,
+    frames: [],
+    tasks: [],
+    timers: [],
+  };
   window.__bench = probe;
+  // The floor of reading sizes while painting: the same bare reads in 8 ms slices, each resumed
+  // from one MessageChannel, while a requestAnimationFrame loop keeps frames coming (no store,
+  // no recovery, no rendering of rows): what the browser itself makes of the lookups then.
+  const sliced = document.createElement('input');
+  sliced.type = 'file';
+  sliced.multiple = true;
+  sliced.id = 'bench-sliced';
+  document.body.append(sliced);
+  sliced.addEventListener('change', () => {
+    const files = Array.from(sliced.files ?? []);
+    const start = performance.now();
+    const channel = new MessageChannel();
+    let next = 0;
+    let sum = 0;
+    let reading = true;
+    const frame = () => {
+      probe.slicedFrames += 1;
+      if (reading) requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+    channel.port1.onmessage = () => {
+      const from = performance.now();
+      while (next < files.length && performance.now() - from < 8) sum += files[next++].size;
+      if (next < files.length) return channel.port2.postMessage(null);
+      reading = false;
+      probe.slicedMs = performance.now() - start;
+      probe.slicedSum = sum;
+      channel.port1.close();
+      sliced.value = '';
+    };
+    channel.port2.postMessage(null);
+  });
   // The reference: every size read in one bare loop, right in the change handler.
   bare.addEventListener('change', () => {
     const files = Array.from(bare.files ?? []);
@@ -69,7 +114,7 @@ function arm({ count, windowMs }) {
   document.addEventListener(
     'change',
     (e) => {
-      if (e.target === bare || probe.changeAt !== null) return;
+      if (e.target === bare || e.target === sliced || probe.changeAt !== null) return;
       probe.changeAt = performance.now();
       performance.mark('bench-change');
       const frame = () => {
@@ -97,9 +142,11 @@ function arm({ count, windowMs }) {
   );
 }
 
+/** The middle value (the mean of the two middle ones for an even count). */
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? null : s[Math.floor((s.length - 1) / 2)];
+  const mid = s.length >> 1;
+  return s.length === 0 ? null : s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 };
 const round = (v, d = 0) => (v === null || v === undefined ? null : Math.round(v * 10 ** d) / 10 ** d);
 
@@ -141,11 +188,20 @@ try {
           undefined,
           { timeout: 300_000, polling: 500 },
         );
+        // Recovery writes the pick's records and copies its bytes once sized: a bare loop beside
+        // them waits on the same browser process (up to 3x slower), so it runs after them.
+        await tab.evaluate(() => window.ferry.recovery?.flush());
+      };
+      const slicedLoop = async () => {
+        await tab.locator('#bench-sliced').setInputFiles(paths, { timeout: 300_000 });
+        await tab.waitForFunction('window.__bench.slicedMs !== null', undefined, { timeout: 300_000, polling: 200 });
+        await tab.waitForTimeout(500);
       };
       const loadBefore = loadavg()[0];
       await bareLoop(1); // warm-up, not counted
-      const order = rep % 2 === 0 ? 'bare,ferry,bare' : 'ferry,bare,bare';
+      const order = rep % 2 === 0 ? 'sliced,bare,ferry,bare' : 'ferry,bare,bare,sliced';
       if (rep % 2 === 0) {
+        await slicedLoop();
         await bareLoop(2);
         await pick();
         await bareLoop(3);
@@ -153,6 +209,7 @@ try {
         await pick();
         await bareLoop(2);
         await bareLoop(3);
+        await slicedLoop();
       }
       const p = await tab.evaluate(() => window.__bench);
       const bareMs = (p.bareMs[1] + p.bareMs[2]) / 2;
@@ -179,12 +236,18 @@ try {
         changeTaskPageMs: changeTask ? round(changeTask.start + changeTask.ms - p.changeAt) : 0,
         longestTaskAfterMs: round(Math.max(0, ...after.map((t) => t.ms))),
         tasksOver50Ms: after.filter((t) => t.ms > 50).length,
+        // Where they were: ms after the change event, and how long (the last size came at sizedMs).
+        tasksOver50At: after.filter((t) => t.ms > 50).map((t) => [round(t.start - p.changeAt), round(t.ms)]),
         timerMaxMs: round(Math.max(0, ...p.timers)),
         timerP95Ms: round([...p.timers].sort((a, b) => a - b)[Math.floor(p.timers.length * 0.95)] ?? null),
         sizedMs: round(sizedMs),
         bareMs: round(bareMs),
         bareEachMs: p.bareMs.map((v) => round(v)),
         sizesOverBare: round(sizedMs / bareMs, 2),
+        slicedMs: round(p.slicedMs),
+        slicedFps: round(p.slicedFrames / (p.slicedMs / 1000), 1),
+        slicedOverBare: round(p.slicedMs / bareMs, 2),
+        sizesOverSliced: round(sizedMs / p.slicedMs, 2),
       };
       rows.get(page.label)?.push(row);
       console.log(JSON.stringify(row));
@@ -201,8 +264,12 @@ try {
         longestTaskAfterMs: m('longestTaskAfterMs'),
         changeTaskPageMs: m('changeTaskPageMs'),
         timerMaxMs: m('timerMaxMs'),
-        sizesOverBare: m('sizesOverBare'),
+        sizesOverBare: round(m('sizesOverBare'), 2),
+        summedOverBare: round(list.reduce((a, r) => a + r.sizedMs, 0) / list.reduce((a, r) => a + r.bareMs, 0), 2),
         sizesOverBareEach: list.map((r) => r.sizesOverBare),
+        slicedOverBare: round(m('slicedOverBare'), 2),
+        sizesOverSliced: round(m('sizesOverSliced'), 2),
+        sizesOverSlicedEach: list.map((r) => r.sizesOverSliced),
         within1_2: list.filter((r) => r.sizesOverBare <= 1.2).length,
         sizedMs: m('sizedMs'),
         bareMs: m('bareMs'),

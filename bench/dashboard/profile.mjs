@@ -1,13 +1,14 @@
 // PROFILE=1 in paint.mjs: a CPU profile of the page (Chrome DevTools Protocol `Profiler`) from
 // just before a pick until its last size is known, written beside the results, and where the
 // time went: self time of the heaviest functions, and inclusive time of the parts that compete
-// with the size lookups (each sample counted once per part, the innermost part named on its stack
-// first). Build the page with BENCH_MINIFY=0 so that function names are readable.
+// with the size lookups (each sample charged once, to the first part in `parts` that any frame of
+// its stack names). Build the page with BENCH_MINIFY=0 so that function names are readable.
 import { writeFile } from 'node:fs/promises';
 
 /**
- * The parts, innermost first: a sample is charged to the first part any frame of its stack
- * names. Names are the engine's and React's own (unminified build).
+ * The parts, in the order they are tried: a sample is charged to the first part any frame of its
+ * stack names (a React render inside a size commit is React's, a commit's reduce is the store's).
+ * Names are the engine's and React's own (unminified build).
  */
 const parts = [
   ['size lookups (admitSize)', ['admitSize']],
@@ -86,7 +87,7 @@ export function summary(profile, span, top = 30) {
   const lines = [
     `profile from the change event to the last size: ${ms(total)} in all, ${ms(busy)} busy (shares below are of busy time)`,
   ];
-  lines.push('by part (inclusive, innermost part first):');
+  lines.push('by part (inclusive, in the order of `parts`):');
   const others = [...inPart.entries()].filter(([k]) => k.startsWith('other: ')).sort((a, b) => b[1] - a[1]);
   for (const [label, us] of [...inPart.entries()].filter(([k]) => !k.startsWith('other: ')))
     lines.push(`  ${ms(us)} ${pct(us)}  ${label}`);
