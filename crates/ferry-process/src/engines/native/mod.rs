@@ -21,7 +21,9 @@ mod pixels;
 mod shared;
 
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use self::encode::Metadata;
@@ -34,6 +36,11 @@ use super::image::{ImageFormat, ImageOutput, ResizeParams, output_format, with_e
 use super::image_plan::{Op, plan};
 use super::limits::Limits;
 use super::vips::Header;
+
+/// In-process resize jobs at once: one per core.
+static JOBS: LazyLock<Semaphore> = LazyLock::new(|| {
+    Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get().max(2)))
+});
 
 /// The name errors of this path carry.
 pub(crate) const PROGRAM: &str = "ferry-image";
@@ -69,11 +76,24 @@ pub(crate) async fn resize(
         Err(why) => return declined(why),
     };
     let file = FileIdentity::of(input).await;
+    // At most a job per core holds pixels at once: more would only add memory, the work being
+    // all CPU (and each blocking thread's allocations stay in the allocator's pools).
+    let permit = tokio::select! {
+        permit = JOBS.acquire() => permit.ok(),
+        () = cancel.cancelled() => {
+            return Err(EngineError::Canceled { program: PROGRAM.into() });
+        }
+    };
     let stop = cancel.child_token();
     let max_bytes = usize::try_from(limits.max_pixels.saturating_mul(4)).unwrap_or(usize::MAX);
     let task = {
         let (stop, output) = (stop.clone(), output.clone());
-        tokio::task::spawn_blocking(move || job.run(&data, file, &output, &stop, max_bytes))
+        // The permit goes with the work: a job stopped by a cancel or the time limit holds it
+        // until its thread has seen the stop.
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            job.run(data, file, &output, &stop, max_bytes)
+        })
     };
     let joined = tokio::select! {
         joined = task => joined,
@@ -246,7 +266,7 @@ impl Job {
     /// failed on this input (libvips then takes the job), an error when stopped.
     fn run(
         self,
-        data: &[u8],
+        data: Vec<u8>,
         file: Option<FileIdentity>,
         output: &PathBuf,
         stop: &CancellationToken,
@@ -269,8 +289,9 @@ impl Job {
         check()?;
         let (d, o) = (self.denominator, self.orientation);
         let decoded = shared::decoded(file, o, d, self.decoded_bytes, || {
-            pixels::decode(data, d, max_bytes).map(|p| pixels::orient(p, o))
+            pixels::decode(&data, d, max_bytes).map(|p| pixels::orient(p, o))
         });
+        drop(data);
         let decoded = match decoded {
             Ok(p) => p,
             Err(why) => return fell_back("decode", why),
