@@ -5,25 +5,24 @@
 //!
 //! The header is read here ([`jpeg`]) and goes through the same pixel cap, format choice and plan
 //! as the libvips path, so refusals and output sizes are the same; the size `vips thumbnail`
-//! would write is computed by [`geometry`]. The work runs on the blocking pool, inside the
-//! Assembly worker that called it: decode with DCT scaling to the smallest size still at least
+//! would write is computed by [`geometry`]. The work: decode with DCT scaling to the smallest size still at least
 //! the target (shrink-on-load), shared with the Assembly's other resize steps of the same
-//! upload ([`shared`]), EXIF orientation applied, Lanczos3 resample, encode, write. The cancel
-//! token is checked between those phases, the step's time limit bounds the wait, and a panic
-//! in a decoder ends only its task: the job then falls back to libvips, whose answer (an
-//! output, or the documented error for a corrupt file) is what the caller gets.
+//! upload ([`shared`]), EXIF orientation applied, Lanczos3 resample, encode, write. It runs on a
+//! thread per core ([`pool`]), inside the Assembly worker that called it; the cancel token is
+//! checked between those phases, the step's time limit bounds the wait, and a panic in a
+//! decoder ends only its job: the job then falls back to libvips, whose answer (an output, or
+//! the documented error for a corrupt file) is what the caller gets.
 
 mod encode;
 mod exif;
 pub(crate) mod geometry;
 mod jpeg;
 mod pixels;
+mod pool;
 mod shared;
 
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use self::encode::Metadata;
@@ -36,11 +35,6 @@ use super::image::{ImageFormat, ImageOutput, ResizeParams, output_format, with_e
 use super::image_plan::{Op, plan};
 use super::limits::Limits;
 use super::vips::Header;
-
-/// In-process resize jobs at once: one per core.
-static JOBS: LazyLock<Semaphore> = LazyLock::new(|| {
-    Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get().max(2)))
-});
 
 /// The name errors of this path carry.
 pub(crate) const PROGRAM: &str = "ferry-image";
@@ -76,24 +70,11 @@ pub(crate) async fn resize(
         Err(why) => return declined(why),
     };
     let file = FileIdentity::of(input).await;
-    // At most a job per core holds pixels at once: more would only add memory, the work being
-    // all CPU (and each blocking thread's allocations stay in the allocator's pools).
-    let permit = tokio::select! {
-        permit = JOBS.acquire() => permit.ok(),
-        () = cancel.cancelled() => {
-            return Err(EngineError::Canceled { program: PROGRAM.into() });
-        }
-    };
     let stop = cancel.child_token();
     let max_bytes = usize::try_from(limits.max_pixels.saturating_mul(4)).unwrap_or(usize::MAX);
     let task = {
         let (stop, output) = (stop.clone(), output.clone());
-        // The permit goes with the work: a job stopped by a cancel or the time limit holds it
-        // until its thread has seen the stop.
-        tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            job.run(data, file, &output, &stop, max_bytes)
-        })
+        pool::run(move || job.run(data, file, &output, &stop, max_bytes))
     };
     let joined = tokio::select! {
         joined = task => joined,
@@ -113,7 +94,7 @@ pub(crate) async fn resize(
             return Err(e);
         }
         Err(panic) => {
-            tracing::warn!(input = %input.display(), error = %panic, "in-process resize panicked; libvips takes the job");
+            tracing::warn!(input = %input.display(), error = %panic, "in-process resize failed; libvips takes the job");
             let _ = tokio::fs::remove_file(&output).await;
             return Ok(None);
         }
