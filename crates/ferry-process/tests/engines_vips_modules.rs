@@ -3,14 +3,16 @@
 //! most of a `vips` run on a small image), AVIF out and AVIF in keep them and still work. The
 //! `vips`/`vipsheader` seen by the engines are wrappers that log the `VIPSHOME` each call ran
 //! with, then run the real program; outputs are read back with the real vipsheader, and the
-//! "no modules" environment is checked against libvips itself (`vips -l foreign`).
+//! "no modules" environment is checked against libvips itself (`vips -l foreign`). The jobs go
+//! to the libvips path directly ([`resize_on_libvips`]): the in-process resize would take the
+//! JPEG ones.
 #![allow(clippy::unwrap_used)]
 
 mod engines_support;
 
 use std::path::{Path, PathBuf};
 
-use ferry_process::engines::image::{ImageFormat, ResizeParams, resize};
+use ferry_process::engines::image::{ImageFormat, ResizeParams, resize_on_libvips};
 use ferry_process::engines::{Engines, Limits};
 use tokio_util::sync::CancellationToken;
 
@@ -62,7 +64,9 @@ async fn resize_to(engines: &Engines, input: &Path, name: &str, format: ImageFor
         quality: 60,
         ..ResizeParams::default()
     };
-    let out = resize(
+    // The libvips path itself: a JPEG to JPEG or WebP would otherwise be resized in process
+    // (engines/native), and this is about how libvips is started for what it is given.
+    let out = resize_on_libvips(
         engines,
         input,
         &input.parent().unwrap().join(name),
