@@ -39,6 +39,9 @@ const ferryArgs = (process.env.FERRY_ARGS ?? '').split(' ').filter(Boolean);
 // two settings alternate in one run; FERRY_QUERY applies to plain `ferry`. A peer named
 // `ferry@DIR` is the page built in DIR (e.g. `PEERS=ferry,ferry@/tmp/before,uppy`: two commits'
 // pages in one run). Flags after a peer's name go to its server (`PEERS='ferry,ferry --fsync never'`).
+// `NAME#BIN` runs that peer's server from the `ferry` binary BIN instead of FERRY_BIN (e.g.
+// `PEERS='wire,wire#/tmp/ferry-before,ferry,ferry#/tmp/ferry-before,uppy'`: two server builds
+// alternating in one run).
 // The peer `floor` is the bare page (floor/index.html: one POST per file, no library) on Ferry's server.
 // The peer `wire` sends the same POSTs from Node over 6 connections (no browser): the server's floor.
 const ferryQuery = process.env.FERRY_QUERY ? `?${process.env.FERRY_QUERY}` : '';
@@ -110,8 +113,8 @@ async function storedPeerUploads(dataDir) {
 // Per peer: how to start its server, the page's selectors and the conditions the page checks.
 const pages = {
   ferry: {
-    start: (ui = ferryUi, args = []) =>
-      startFerry(['--ui-dir', ui, ...ferryArgs, ...args], { bin: ferryBin, keepData: true }),
+    start: (ui = ferryUi, args = [], bin = ferryBin) =>
+      startFerry(['--ui-dir', ui, ...ferryArgs, ...args], { bin, keepData: true }),
     stored: storedTusUploads,
     ready: '!!window.ferry',
     input: '.ferry-dashboard input[type=file]:not([webkitdirectory])',
@@ -122,8 +125,8 @@ const pages = {
   },
   // The floor: a page with no library that POSTs each file once (floor/index.html), same server.
   floor: {
-    start: (_ui, args = []) =>
-      startFerry(['--ui-dir', join(suite, 'floor'), ...ferryArgs, ...args], { bin: ferryBin, keepData: true }),
+    start: (_ui, args = [], bin = ferryBin) =>
+      startFerry(['--ui-dir', join(suite, 'floor'), ...ferryArgs, ...args], { bin, keepData: true }),
     stored: storedTusUploads,
     ready: '!!window.floor',
     input: '#pick',
@@ -147,10 +150,10 @@ const pages = {
  * as many keep-alive connections as Chromium opens to one HTTP/1.1 origin (6, or `?connections=N`),
  * no browser at all. What is left between this and a page is the page's and the browser's.
  */
-async function runWire(query, args, files) {
+async function runWire(query, args, files, bin = ferryBin) {
   execFileSync('sync');
   const connections = Number(new URLSearchParams(query ?? '').get('connections') ?? 6);
-  const server = await startFerry([...ferryArgs, ...args], { bin: ferryBin, keepData: true });
+  const server = await startFerry([...ferryArgs, ...args], { bin, keepData: true });
   dataDirs.push(server.dataDir);
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const bodies = await Promise.all(files.paths.map((path) => readFile(path)));
@@ -202,12 +205,14 @@ async function run(browser, name, files) {
   // `NAME --flag value`: that peer's server gets the flags (e.g. `ferry --fsync never`).
   const [spec = '', ...args] = name.split(' ').filter(Boolean);
   const [peer, query] = spec.split('?');
-  const [kind, ui] = peer.split('@');
-  if (kind === 'wire') return { peer: name, ...(await runWire(query, args, files)) };
+  // `NAME#BIN`: that peer's server is the `ferry` binary BIN.
+  const [named, bin] = peer.split('#');
+  const [kind, ui] = named.split('@');
+  if (kind === 'wire') return { peer: name, ...(await runWire(query, args, files, bin)) };
   const page = pages[kind];
   // What earlier runs left unwritten (the peer never fsyncs) goes to disk now, not during this run.
   execFileSync('sync');
-  const server = await page.start(ui, args);
+  const server = await page.start(ui, args, bin);
   dataDirs.push(server.dataDir);
   const search = query !== undefined ? `?${query}` : kind === 'ferry' ? ferryQuery : '';
   const tab = await browser.open(`${server.url}/${search}`);

@@ -68,10 +68,12 @@ pub(super) async fn create(
     };
     super::access::claim(extensions, &mut new)?;
     let request = request_info(&state, &caller);
-    let (mut info, mut response) = write::create(&state, request.as_ref(), new).await?;
+    let bytes_follow = declared != Some(0);
+    let (mut info, mut response) =
+        write::create(&state, request.as_ref(), new, bytes_follow).await?;
     let location = state.location_header(&info.id)?;
     // An empty body with `?1` was given its length above; nothing is left to write.
-    if declared != Some(0) {
+    if bytes_follow {
         let write = first_bytes(&state, info, &caller, body, declared, Checksum::None);
         let mut write = write.await?;
         if complete && write.info.length.is_none() {

@@ -122,7 +122,7 @@ pub(super) async fn handle(
         ..NewUpload::default()
     };
     access::claim(extensions, &mut new)?;
-    let (info, mut response) = write::create(&state, request.as_ref(), new).await?;
+    let (info, mut response) = write::create(&state, request.as_ref(), new, with_body).await?;
     let mut out = created(&state, &info)?;
     if with_body {
         let write = first_bytes(&state, info, &caller, body, declared, checksum);

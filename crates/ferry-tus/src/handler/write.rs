@@ -44,16 +44,22 @@ pub(super) fn request_info(state: &TusState, caller: &Caller) -> Option<HttpRequ
 
 /// Creates an upload: pre-create may refuse it or change it first; post-create follows. An
 /// upload created complete (length 0) finishes at once. Returns the hooks' changes to the 201.
+/// With `bytes_follow` the caller writes the first bytes next with [`first_bytes`], which makes
+/// the creation durable together with them; unless a hook is told of the upload before that.
 pub(super) async fn create(
     state: &TusState,
     request: Option<&HttpRequestInfo>,
     mut upload: NewUpload,
+    bytes_follow: bool,
 ) -> Result<(UploadInfo, ResponseOverride), TusError> {
     let mut response = match request {
         Some(request) => state.pre_create(request, &mut upload, None).await?,
         None => ResponseOverride::default(),
     };
-    let info = state.store().create(upload).await?;
+    let info = match request {
+        None if bytes_follow => state.store().create_unsettled(upload).await?,
+        _ => state.store().create(upload).await?,
+    };
     tracing::info!(upload = %info.id, length = info.length, "upload created");
     if let Some(request) = request {
         state.notify(HookType::PostCreate, &info, request);
@@ -78,8 +84,24 @@ pub(super) fn merge(response: &mut ResponseOverride, later: ResponseOverride) {
 
 /// Creation-with-upload: writes the first bytes of the upload just created. The upload exists
 /// whatever happens to them, so their failure is not the request's: the write carries what was
-/// durably stored, for a 201 the client resumes from.
+/// durably stored, for a 201 the client resumes from. The creation is durable when it returns.
 pub(super) async fn first_bytes(
+    state: &TusState,
+    info: UploadInfo,
+    caller: &Caller,
+    body: Body,
+    declared: Option<u64>,
+    checksum: Checksum,
+) -> Result<Write, TusError> {
+    let id = info.id.clone();
+    let written = write_first(state, info, caller, body, declared, checksum).await;
+    // The creation's syncs, when its write did not make them (it failed or never began, or a
+    // checksum staged the bytes): no answer names an upload a power loss could undo.
+    state.store().settle(&id).await?;
+    written
+}
+
+async fn write_first(
     state: &TusState,
     info: UploadInfo,
     caller: &Caller,

@@ -139,6 +139,20 @@ pub trait Store: Send + Sync + 'static {
     /// Creates an empty upload and returns its info.
     async fn create(&self, upload: NewUpload) -> Result<UploadInfo, StoreError>;
 
+    /// Creates an upload as [`Store::create`] does, for a request that writes its first bytes
+    /// next: the store may leave what makes the creation durable to that [`Store::write`], to be
+    /// done together with the write's own syncs, or else to [`Store::settle`]. The caller
+    /// settles before it names the upload to anyone (its answer, a hook).
+    async fn create_unsettled(&self, upload: NewUpload) -> Result<UploadInfo, StoreError> {
+        self.create(upload).await
+    }
+
+    /// Makes durable what [`Store::create_unsettled`] left of `id`'s creation, if anything.
+    async fn settle(&self, id: &UploadId) -> Result<(), StoreError> {
+        let _ = id;
+        Ok(())
+    }
+
     /// The upload's current info; `offset` counts only bytes really stored.
     async fn info(&self, id: &UploadId) -> Result<UploadInfo, StoreError>;
 

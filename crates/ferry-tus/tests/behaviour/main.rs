@@ -7,6 +7,7 @@ mod common;
 mod concat_leftovers;
 mod concurrency;
 mod conformance;
+mod durability;
 mod expiration;
 mod hooks;
 mod limits;

@@ -51,6 +51,11 @@ impl Endpoint {
     /// An endpoint on a new store over `dir`, which may already hold uploads.
     pub async fn in_dir(dir: tempfile::TempDir, config: TusConfig) -> Self {
         let store = FsStore::open(dir.path()).await.expect("store");
+        Self::on(dir, store, config).await
+    }
+
+    /// An endpoint on `store`, a store over `dir`.
+    pub async fn on(dir: tempfile::TempDir, store: FsStore, config: TusConfig) -> Self {
         let state = TusState::new(Arc::new(store.clone()), config);
         let app =
             ferry_tus::router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();

@@ -15,6 +15,8 @@
 //!
 //! With [`Fsync::Always`] an `fdatasync` runs in the background every [`SYNC_EVERY`] bytes so
 //! that the one which ends the write (and makes its offset durable) has little left to flush.
+//! That last one runs together with any other sync the caller owes before answering
+//! ([`Ending::also`]: a creation's, when the first bytes come with it).
 //!
 //! Every request writes through its own file handle, positioned once at the verified offset, so
 //! a write still finishing for a dropped request lands at its own positions, with the same bytes
@@ -22,6 +24,7 @@
 
 use std::fs::File;
 use std::io;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -31,6 +34,7 @@ use tokio::task::{JoinHandle, spawn_blocking};
 
 use super::Fsync;
 use super::batch::{self, Batch};
+use super::syncs::{self, Job, Probe, Synced};
 use crate::store::BodyStream;
 
 /// The largest batch: big enough that system calls and task hand-offs are rare (two hand-offs
@@ -81,14 +85,25 @@ pub(super) fn raise_allocator_thresholds() {
 /// Bytes written between background syncs of a long write.
 const SYNC_EVERY: u64 = 64 * 1024 * 1024;
 
-/// Writes `body` at `file`'s position until it ends, syncs (per `fsync`), and returns the bytes
-/// written. Bytes received before the body failed are written and synced too, then its error
-/// returned, so the client can resume from them.
+/// How an append ends once its bytes are written.
+pub(super) struct Ending {
+    pub(super) probe: Probe,
+    /// The data file, for the probe.
+    pub(super) data: PathBuf,
+    /// Syncs to run together with the data file's (whatever the policy: the caller made them
+    /// only when they are owed).
+    pub(super) also: Vec<Job>,
+}
+
+/// Writes `body` at `file`'s position until it ends, syncs (per `fsync`, together with
+/// `ending`'s other syncs), and returns the bytes written. Bytes received before the body failed
+/// are written and synced too, then its error returned, so the client can resume from them.
 pub(super) async fn append(
     appends: &Appends,
     fsync: Fsync,
     file: File,
     body: BodyStream<'_>,
+    ending: Ending,
 ) -> io::Result<u64> {
     let (_active, size) = appends.begin();
     let mut disk = Pipeline::new(file, fsync);
@@ -106,7 +121,7 @@ pub(super) async fn append(
         }
     };
     disk.submit(batch.take()).await?;
-    let written = disk.finish().await?;
+    let written = disk.finish(ending).await?;
     received.map(|()| written)
 }
 
@@ -158,16 +173,21 @@ impl Pipeline {
         Ok(())
     }
 
-    /// Waits for every write, syncs the file (per `fsync`) and returns the bytes written.
-    async fn finish(mut self) -> io::Result<u64> {
+    /// Waits for every write, then syncs the file (per `fsync`) and runs `ending`'s other syncs,
+    /// all at once, and returns the bytes written.
+    async fn finish(mut self, ending: Ending) -> io::Result<u64> {
         self.wait_write().await?;
         if let Some(sync) = self.syncing.take() {
             joined(sync.await)?;
         }
+        let mut jobs = ending.also;
         if self.fsync == Fsync::Always {
             let file = self.file.clone();
-            joined(spawn_blocking(move || file.sync_data()).await)?;
+            jobs.push(Job::new(Synced::Data, ending.data, move || {
+                file.sync_data()
+            }));
         }
+        syncs::together(&ending.probe, jobs).await?;
         Ok(self.written)
     }
 
@@ -212,6 +232,14 @@ mod tests {
         (tmp, file)
     }
 
+    fn ending(tmp: &tempfile::NamedTempFile) -> Ending {
+        Ending {
+            probe: Probe::default(),
+            data: tmp.path().to_path_buf(),
+            also: Vec::new(),
+        }
+    }
+
     fn contents(tmp: &tempfile::NamedTempFile) -> Vec<u8> {
         let mut out = Vec::new();
         tmp.reopen()
@@ -228,7 +256,7 @@ mod tests {
         let (tmp, file) = file_at(b"head");
         let mut body = stream::iter(body);
         let appends = Appends::default();
-        let written = append(&appends, Fsync::Always, file, &mut body)
+        let written = append(&appends, Fsync::Always, file, &mut body, ending(&tmp))
             .await
             .expect("append");
         assert_eq!(written, sent.len() as u64);
@@ -246,7 +274,7 @@ mod tests {
         let (tmp, file) = file_at(b"");
         let mut body = stream::iter(body);
         let appends = Appends::default();
-        let err = append(&appends, Fsync::Never, file, &mut body)
+        let err = append(&appends, Fsync::Never, file, &mut body, ending(&tmp))
             .await
             .expect_err("failed body");
         assert_eq!(err.kind(), io::ErrorKind::ConnectionAborted);

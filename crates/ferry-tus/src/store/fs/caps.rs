@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use tokio::fs;
 
 use super::stage::remove_if_present;
-use super::{FsStore, not_found, now_secs};
+use super::{FsStore, not_found, now_secs, secs};
 use crate::id::UploadId;
 use crate::store::{DeferLength, Expire, Store, StoreError, Terminate, UploadInfo};
 
@@ -28,7 +28,10 @@ impl Terminate for FsStore {
             let stage = p.data.with_extension("stage");
             Ok(p.entries.change(|| remove_if_present(&stage))?)
         })
-        .await
+        .await?;
+        // A creation whose answer never came owes nothing once its files are gone.
+        self.unsettled().remove(id);
+        Ok(())
     }
 }
 
@@ -60,6 +63,20 @@ impl FsStore {
         }
         Ok(ids)
     }
+
+    /// Whether `id`'s info is what a creation cut short by a crash leaves (empty, or without its
+    /// data file), last written before `cutoff`. Such an upload was never answered, so no
+    /// client can come back for it; the cutoff keeps a creation under way out.
+    async fn cut_short_before(&self, id: &UploadId, cutoff: u64) -> bool {
+        let looked = self.blocking(id, move |p| {
+            let info = std::fs::metadata(&p.info)?;
+            let no_data = matches!(std::fs::symlink_metadata(&p.data),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+            let written = info.modified().map(secs)?;
+            Ok((info.len() == 0 || no_data) && written < cutoff)
+        });
+        looked.await.unwrap_or(false)
+    }
 }
 
 /// A scan over every info file skips one it cannot read (and says so), so a single damaged
@@ -75,6 +92,10 @@ impl Expire for FsStore {
         for id in self.upload_ids().await? {
             match self.info(&id).await {
                 Ok(info) if !info.is_complete() && info.updated_at < cutoff => stale.push(id),
+                // A creation cut short: abandoned like an unfinished upload.
+                Err(StoreError::NotFound) if self.cut_short_before(&id, cutoff).await => {
+                    stale.push(id)
+                }
                 // Vanished meanwhile, or finished: nothing to reclaim.
                 Ok(_) | Err(StoreError::NotFound) => {}
                 Err(e) => unreadable(&id, &e),

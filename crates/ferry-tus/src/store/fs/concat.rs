@@ -120,7 +120,7 @@ impl ConcatenateUnfinished for FsStore {
         };
         // Indexed before it exists: the index may name more than the pending finals, never less.
         self.pending.add(&self.dir, &id, parts).await?;
-        self.create_with(&id, &info).await?;
+        self.create_with(&id, &info, false).await?;
         Ok(info)
     }
 

@@ -1,17 +1,28 @@
 //! Uploads on local disk: `{dir}/{id}` holds the bytes and `{dir}/{id}.info` the JSON info.
 //!
 //! Durability: the offset is never stored; it is the data file's length, so it can only count
-//! bytes the kernel really holds. Info files are written to a temporary name, synced and renamed,
-//! so a crash leaves the old or the new info, never half of one. By default ([`Fsync::Always`])
-//! each `write` syncs the data file before it returns, so an acknowledged offset survives power
-//! loss, not just a crash of the process (see "Storage and durability" in docs/server.md). The
-//! directory sync that makes a creation's entries durable is shared by creations that run at once
-//! ([`dir_sync`]).
+//! bytes the kernel really holds. A changed info is written to a temporary name, synced and
+//! renamed, so a crash leaves the old or the new info, never half of one. By default
+//! ([`Fsync::Always`]) each `write` syncs the data file before it returns, so an acknowledged
+//! offset survives power loss, not just a crash of the process (see "Storage and durability" in
+//! docs/server.md). The directory sync that makes a creation's entries durable is shared by
+//! creations that run at once ([`dir_sync`]).
 //!
-//! File system calls that belong together run as one blocking task (creating an upload is five
-//! calls, reading its info two), so a request waits for the blocking pool once, not per call.
-//! Appending lives in [`append`] (its batches in [`batch`]); the optional capabilities in
-//! [`caps`], [`concat`] (with the index of pending finals, [`pending_index`]) and [`stage`].
+//! A creation writes its info file in place, then the data file beside it, and syncs the info
+//! and the directory together ([`syncs`]); a creation whose first bytes follow in the same request
+//! ([`Store::create_unsettled`]) leaves those syncs to that write, which runs them together with
+//! its data file's, or to [`Store::settle`]: one wait for the disk per request instead of three.
+//! What a crash before the answer can leave, none of it ever acknowledged: nothing; an info file
+//! without its data file, or an empty one (written but not yet on the disk), which no request
+//! sees as an upload and expiry reclaims like any abandoned upload ([`caps`]); a whole upload
+//! with fewer bytes than were sent, which expires likewise. An info rewrite cut short leaves a
+//! `.info.tmp`, removed when the store opens.
+//!
+//! File system calls that belong together run as one blocking task (creating an upload's files
+//! is three calls, reading its info two), so a request waits for the blocking pool once, not per
+//! call. Creating lives in [`create`], appending in [`append`] (its batches in [`batch`]); the
+//! optional capabilities in [`caps`], [`concat`] (with the index of pending finals,
+//! [`pending_index`]) and [`stage`].
 //!
 //! Chosen ids and storage keys (a pre-create hook's `ChangeFileInfo`): a chosen id is created
 //! exclusively, so a taken one fails with [`StoreError::AlreadyExists`]. With a storage key the
@@ -24,23 +35,29 @@ mod append;
 mod batch;
 mod caps;
 mod concat;
+mod create;
 mod dir_sync;
 mod pending_index;
 mod stage;
+mod syncs;
 
+pub use syncs::{SyncProbe, Synced};
+
+use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 
 use super::{
-    BodyStream, Concat, Concatenate, ConcatenateUnfinished, DeferLength, Expire, Location,
-    NewUpload, Stage, Store, StoreError, Terminate, UploadInfo, UploadReader, now_secs,
+    BodyStream, Concatenate, ConcatenateUnfinished, DeferLength, Expire, Location, NewUpload,
+    Stage, Store, StoreError, Terminate, UploadInfo, UploadReader, now_secs,
 };
 use crate::id::UploadId;
+use syncs::Probe;
 
 /// When the store asks the kernel to put bytes on the disk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,6 +81,9 @@ pub struct FsStore {
     entries: Arc<DirEntries>,
     dir_sync: Arc<dir_sync::DirSync>,
     pending: Arc<pending_index::PendingIndex>,
+    /// Uploads created with [`Store::create_unsettled`] whose creation is not durable yet.
+    unsettled: Arc<Mutex<HashSet<UploadId>>>,
+    probe: Probe,
 }
 
 impl FsStore {
@@ -74,7 +94,7 @@ impl FsStore {
         let dir = dir.into();
         append::raise_allocator_thresholds();
         tokio::fs::create_dir_all(&dir).await?;
-        sweep_concat_leftovers(&dir).await?;
+        sweep_leftovers(&dir).await?;
         let pending = Arc::new(pending_index::PendingIndex::default());
         let (index, at) = (pending.clone(), dir.clone());
         tokio::spawn(async move { index.build(&at).await });
@@ -85,12 +105,22 @@ impl FsStore {
             entries: Arc::default(),
             dir_sync: Arc::default(),
             pending,
+            unsettled: Arc::default(),
+            probe: Probe::default(),
         })
     }
 
     /// The same store with another sync policy.
     pub fn with_fsync(self, fsync: Fsync) -> Self {
         Self { fsync, ..self }
+    }
+
+    /// The same store, telling `probe` of every sync a request waits on (tests, diagnosis).
+    pub fn with_sync_probe(self, probe: Arc<dyn SyncProbe>) -> Self {
+        Self {
+            probe: Probe(Some(probe)),
+            ..self
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -133,41 +163,31 @@ impl FsStore {
         let info = info.clone();
         self.blocking(id, move |p| p.write_info(&info)).await
     }
-
-    /// Creates the empty data file (exclusively: an id or key already taken fails) and then
-    /// the info: an info file always has its data file beside it.
-    async fn create_with(&self, id: &UploadId, info: &UploadInfo) -> Result<(), StoreError> {
-        let info = info.clone();
-        self.blocking(id, move |p| {
-            match info.storage_key.as_deref() {
-                None => drop(p.entries.change(|| create_new(&p.data)).map_err(taken)?),
-                Some(key) => p.create_at_key(key)?,
-            }
-            p.write_info(&info)
-        })
-        .await
-    }
 }
 
-/// Removes every `*.concat.tmp` in `dir`. The fs store serves one process, so at start no
-/// concatenation is under way.
-async fn sweep_concat_leftovers(dir: &Path) -> io::Result<()> {
+/// Removes what work cut short by a crash left in `dir`: `*.concat.tmp` (a concatenation) and
+/// `*.info.tmp` (an info rewrite; the info before it stands). The fs store serves one process,
+/// so at start no such work is under way.
+async fn sweep_leftovers(dir: &Path) -> io::Result<()> {
     let mut entries = tokio::fs::read_dir(dir).await?;
     while let Some(entry) = entries.next_entry().await? {
         let name = entry.file_name();
         if name
             .to_str()
-            .is_some_and(|n| n.ends_with(concat::CONCAT_TMP_SUFFIX))
+            .is_some_and(|n| n.ends_with(concat::CONCAT_TMP_SUFFIX) || n.ends_with(INFO_TMP_SUFFIX))
         {
             // One that cannot be removed is worth a warning, not a server that will not start.
             match tokio::fs::remove_file(entry.path()).await {
-                Ok(()) => tracing::info!(file = ?name, "removed a concatenation's leftover"),
-                Err(e) => tracing::warn!(file = ?name, error = %e, "concatenation leftover kept"),
+                Ok(()) => tracing::info!(file = ?name, "removed a leftover of a crash"),
+                Err(e) => tracing::warn!(file = ?name, error = %e, "leftover of a crash kept"),
             }
         }
     }
     Ok(())
 }
+
+/// The temporary name of a changed info, beside the upload's `.info`.
+const INFO_TMP_SUFFIX: &str = ".info.tmp";
 
 /// Serialises the calls that add, rename or remove entries of the store's directory.
 ///
@@ -195,54 +215,14 @@ struct Paths {
     info: PathBuf,
 }
 
-/// Suffixes of the store's own files, which a storage key may not end with.
-const RESERVED_SUFFIXES: [&str; 3] = [".info", ".stage", ".tmp"];
-
-fn create_new(path: &Path) -> io::Result<File> {
-    OpenOptions::new().write(true).create_new(true).open(path)
-}
-
-/// An existing file is a taken id or key; anything else stays an I/O failure.
-fn taken(e: io::Error) -> StoreError {
-    if e.kind() == io::ErrorKind::AlreadyExists {
-        StoreError::AlreadyExists
-    } else {
-        StoreError::Io(e)
-    }
-}
-
 impl Paths {
-    /// Creates the bytes' file at `{dir}/{key}` and the upload's entry as a symlink to it.
-    fn create_at_key(&self, key: &str) -> Result<(), StoreError> {
-        if RESERVED_SUFFIXES.iter().any(|s| key.ends_with(s)) || Path::new(key).is_absolute() {
-            return Err(StoreError::AlreadyExists);
-        }
-        let target = self.dir.join(key);
-        if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent)?;
-        }
-        self.entries.change(|| create_new(&target)).map_err(taken)?;
-        #[cfg(unix)]
-        let linked = self
-            .entries
-            .change(|| std::os::unix::fs::symlink(key, &self.data));
-        #[cfg(not(unix))]
-        let linked: io::Result<()> = Err(io::Error::other("storage keys need symlinks"));
-        if let Err(e) = linked {
-            let _ = self.entries.change(|| fs::remove_file(&target));
-            return Err(taken(e));
-        }
-        Ok(())
-    }
-
     fn read_info(&self) -> Result<UploadInfo, StoreError> {
-        let raw = fs::read(&self.info).map_err(not_found)?;
-        serde_json::from_slice(&raw).map_err(|e| StoreError::Io(io::Error::other(e)))
+        parse_info(&fs::read(&self.info).map_err(not_found)?)
     }
 
     fn write_info(&self, info: &UploadInfo) -> Result<(), StoreError> {
         let json = serde_json::to_vec(info).map_err(io::Error::other)?;
-        let tmp = self.info.with_extension("info.tmp");
+        let tmp = self.info.with_extension(&INFO_TMP_SUFFIX[1..]);
         let mut file = self.entries.change(|| File::create(&tmp))?;
         file.write_all(&json)?;
         self.sync(&file)?;
@@ -275,6 +255,15 @@ impl Paths {
     }
 }
 
+/// An info file's contents. An empty one is a creation under way, or one a crash cut short before
+/// it was answered (its bytes never reached the disk): not an upload.
+fn parse_info(raw: &[u8]) -> Result<UploadInfo, StoreError> {
+    if raw.is_empty() {
+        return Err(StoreError::NotFound);
+    }
+    serde_json::from_slice(raw).map_err(|e| StoreError::Io(io::Error::other(e)))
+}
+
 fn not_found(e: io::Error) -> StoreError {
     if e.kind() == io::ErrorKind::NotFound {
         StoreError::NotFound
@@ -292,21 +281,23 @@ fn secs(t: SystemTime) -> u64 {
 #[async_trait]
 impl Store for FsStore {
     async fn create(&self, upload: NewUpload) -> Result<UploadInfo, StoreError> {
-        let id = upload.id.unwrap_or_else(UploadId::generate);
-        let info = UploadInfo {
-            id: id.clone(),
-            offset: 0,
-            length: upload.length,
-            metadata: upload.metadata,
-            created_at: now_secs(),
-            updated_at: now_secs(),
-            concat: upload.partial.then_some(Concat::Partial),
-            pending: false,
-            storage_key: upload.storage_key,
-            owner: upload.owner,
-        };
-        self.create_with(&id, &info).await?;
+        let info = create::new_info(upload);
+        self.create_with(&info.id, &info, false).await?;
         Ok(info)
+    }
+
+    async fn create_unsettled(&self, upload: NewUpload) -> Result<UploadInfo, StoreError> {
+        let info = create::new_info(upload);
+        self.create_with(&info.id, &info, true).await?;
+        Ok(info)
+    }
+
+    async fn settle(&self, id: &UploadId) -> Result<(), StoreError> {
+        if self.owes_syncs(id) {
+            syncs::together(&self.probe, self.creation_syncs(id)).await?;
+            self.unsettled().remove(id);
+        }
+        Ok(())
     }
 
     async fn info(&self, id: &UploadId) -> Result<UploadInfo, StoreError> {
@@ -336,7 +327,21 @@ impl Store for FsStore {
                 Ok(file)
             })
             .await?;
-        let written = append::append(&self.appends, self.fsync, file, body).await?;
+        // A creation that left its syncs to this write has them made with the data file's.
+        let owed = self.owes_syncs(id);
+        let ending = append::Ending {
+            probe: self.probe.clone(),
+            data: self.data_path(id),
+            also: if owed {
+                self.creation_syncs(id)
+            } else {
+                Vec::new()
+            },
+        };
+        let written = append::append(&self.appends, self.fsync, file, body, ending).await?;
+        if owed {
+            self.unsettled().remove(id);
+        }
         Ok(offset + written)
     }
 

@@ -113,10 +113,10 @@ fn scan(dir: &Path) -> Result<Finals, StoreError> {
         };
         let path: PathBuf = dir.join(&name);
         let info = match fs::read(&path) {
-            Ok(raw) => serde_json::from_slice::<UploadInfo>(&raw).map_err(io::Error::other),
+            Ok(raw) => super::parse_info(&raw),
             // Removed since the listing.
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => Err(e),
+            Err(e) => Err(e.into()),
         };
         match info {
             Ok(UploadInfo {
@@ -128,7 +128,8 @@ fn scan(dir: &Path) -> Result<Finals, StoreError> {
                     finals.entry(part).or_default().push(id.clone());
                 }
             }
-            Ok(_) => {}
+            // Not an upload (yet): a creation under way or cut short.
+            Ok(_) | Err(StoreError::NotFound) => {}
             Err(e) => {
                 tracing::warn!(upload = %id, error = %e, "skipping an unreadable upload info")
             }

@@ -36,6 +36,11 @@ impl Stage for FsStore {
         body: BodyStream<'_>,
     ) -> Result<u64, StoreError> {
         let stage = self.stage_path(id);
+        let ending = append::Ending {
+            probe: self.probe.clone(),
+            data: stage.clone(),
+            also: Vec::new(),
+        };
         let file = self
             .blocking(id, move |p| {
                 let current = fs::metadata(&p.data).map_err(not_found)?.len();
@@ -52,7 +57,7 @@ impl Stage for FsStore {
             })
             .await?;
         // Not synced: staged bytes count for nothing until committed, and the commit syncs.
-        Ok(append::append(&self.appends, Fsync::Never, file, body).await?)
+        Ok(append::append(&self.appends, Fsync::Never, file, body, ending).await?)
     }
 
     async fn commit(&self, id: &UploadId) -> Result<u64, StoreError> {
