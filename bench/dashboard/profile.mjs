@@ -44,13 +44,25 @@ export async function startProfile(tab) {
   await cdp.send('Profiler.setSamplingInterval', { interval: 250 });
   await cdp.send('Profiler.start');
   return {
-    /** `span`: from the change event to the last size, in ms since the profiler started. */
-    async stop(path, span) {
+    /**
+     * `span`: from the change event to the last size, in ms since the profiler started; `long`:
+     * the page's tasks over 50 ms (`from`, `to` in the same time, `after` the change event).
+     */
+    async stop(path, span, long = []) {
       const { profile } = await cdp.send('Profiler.stop');
       await cdp.send('Profiler.disable');
       await cdp.detach();
       await writeFile(path, JSON.stringify(profile));
-      return summary(profile, span);
+      const lines = summary(profile, span);
+      for (const task of long) {
+        lines.push(`long task ${(task.to - task.from).toFixed(0)} ms at ${task.after.toFixed(0)} ms after the change:`);
+        lines.push(
+          ...summary(profile, task, 12)
+            .slice(1)
+            .map((l) => `  ${l}`),
+        );
+      }
+      return lines;
     },
   };
 }
@@ -128,7 +140,7 @@ export async function startTrace(tab) {
       await cdp.detach();
       await writeFile(path, JSON.stringify({ traceEvents: events }));
       // The span is read from the page's own marks in the trace.
-      return traceSummary(events);
+      return [...traceSummary(events), ...traceLongTasks(events)];
     },
   };
 }
@@ -177,4 +189,59 @@ function traceSummary(all, top = 30) {
   for (const [name, us] of [...best.self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top))
     lines.push(`  ${(us / 1000).toFixed(1).padStart(8)} ms  x${best.count.get(name)}  ${name}`);
   return lines;
+}
+
+/**
+ * The renderer main thread's top-level tasks over 50 ms from the page's `bench-change` mark to the
+ * end of the trace, each with its events by self time (a script's function and source line named).
+ */
+function traceLongTasks(all, top = 12) {
+  const from = all.find((e) => e.name === 'bench-change')?.ts ?? Number.NEGATIVE_INFINITY;
+  const main = new Set(
+    all
+      .filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args.name === 'CrRendererMain')
+      .map((e) => `${e.pid}/${e.tid}`),
+  );
+  const byThread = new Map();
+  for (const e of all) {
+    const key = `${e.pid}/${e.tid}`;
+    if (e.ph !== 'X' || typeof e.dur !== 'number' || !main.has(key) || e.ts < from) continue;
+    if (!byThread.has(key)) byThread.set(key, []);
+    byThread.get(key).push(e);
+  }
+  const lines = [];
+  for (const list of byThread.values()) {
+    list.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+    const tasks = list.filter((e) => e.name === 'RunTask' || e.name === 'ThreadControllerImpl::RunTask');
+    for (const task of tasks) {
+      if (task.dur < 50_000) continue;
+      const inside = list.filter((e) => e !== task && e.ts >= task.ts && e.ts + e.dur <= task.ts + task.dur);
+      const self = new Map();
+      const stack = [];
+      for (const e of inside) {
+        while (stack.length && stack.at(-1).ts + stack.at(-1).dur <= e.ts) stack.pop();
+        const name = label(e);
+        const parent = stack.at(-1);
+        if (parent) self.set(label(parent), (self.get(label(parent)) ?? 0) - e.dur);
+        self.set(name, (self.get(name) ?? 0) + e.dur);
+        stack.push(e);
+      }
+      lines.push(
+        `trace: task of ${(task.dur / 1000).toFixed(1)} ms at ${((task.ts - from) / 1000).toFixed(0)} ms after the change; self time by event:`,
+      );
+      for (const [name, us] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top))
+        lines.push(`  ${(us / 1000).toFixed(1).padStart(8)} ms  ${name}`);
+    }
+  }
+  return lines.length > 0 ? lines : ['trace: no task over 50 ms after the change'];
+}
+
+/** An event's name, with the function and source line a script event ran. */
+function label(e) {
+  const d = e.args?.data;
+  if (d?.functionName !== undefined || d?.url)
+    return `${e.name} ${d.functionName ?? ''} ${String(d.url ?? '')
+      .split('/')
+      .pop()}:${d.lineNumber ?? ''}`;
+  return e.name;
 }
