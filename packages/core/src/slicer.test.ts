@@ -94,4 +94,37 @@ describe('the main thread between slices', () => {
     expect(commits).toEqual([8, 24, 18]);
     expect(commits.reduce((a, b) => a + b)).toBe(50);
   });
+
+  test('a slice that ends in a costly commit reads for less, so reads and commit stay within the slice', async () => {
+    vi.stubGlobal('MessageChannel', undefined);
+    vi.useFakeTimers();
+    const clock = { now: 0 };
+    // Each read costs 1 ms and each commit 5 ms (a state change copying everything there).
+    const turns: { reads: number; ms: number }[] = [];
+    let reads = 0;
+    let turnStart = 0;
+    const queue = new SlicedQueue<number, number>(
+      {
+        read: (n) => {
+          if (reads === 0) turnStart = clock.now;
+          clock.now += 1;
+          reads += 1;
+          return n;
+        },
+        commit: () => {
+          clock.now += 5;
+          turns.push({ reads, ms: clock.now - turnStart });
+          reads = 0;
+        },
+      },
+      { sliceMs: 8, now: () => clock.now },
+    );
+    queue.push(Array.from({ length: 30 }, (_, i) => i));
+    await vi.runAllTimersAsync();
+    expect(turns.reduce((a, t) => a + t.reads, 0)).toBe(30);
+    // The first slice cannot know what its commit costs; every later one leaves it room.
+    expect(turns[0]).toEqual({ reads: 8, ms: 13 });
+    expect(turns.slice(1, -1).every((t) => t.reads === 3 && t.ms === 8)).toBe(true);
+    expect(Math.max(...turns.slice(1).map((t) => t.ms))).toBeLessThanOrEqual(8);
+  });
 });

@@ -81,6 +81,8 @@ export class SlicedQueue<T, R> {
   readonly #commitMs: number;
   #results: R[] = [];
   #committedAt = Number.NEGATIVE_INFINITY;
+  /** How long the last commit took: a slice that ends in a commit leaves it that much room. */
+  #commitCost = 0;
   readonly #now: () => number;
   readonly #yield: () => Promise<void>;
   #items: T[] = [];
@@ -149,18 +151,31 @@ export class SlicedQueue<T, R> {
   #slice(): void {
     const results = this.#results;
     const start = this.#now();
+    // A slice that will end in a commit reads for less, so that reads and commit together stay
+    // within the slice: a commit can cost in proportion to everything already there (10,000
+    // files: several ms at each size commit), and on top of a full slice of reads it made the
+    // page's longest tasks. A commit costing under a quarter of a slice is left no room.
+    const room = this.#commitCost > this.#sliceMs / 4 ? this.#sliceMs - this.#commitCost : this.#sliceMs;
+    const budget = (now: number) => (now - this.#committedAt < this.#commitMs ? this.#sliceMs : room);
     // At least one item per slice, so a single slow item cannot stall the queue.
     do {
       const item = this.#items[this.#next] as T;
       this.#next += 1;
       const result = this.#host.read(item);
       if (result !== null) results.push(result);
-    } while (this.pending > 0 && this.#now() - start < this.#sliceMs);
+    } while (this.pending > 0 && this.#within(start, budget));
     const now = this.#now();
     if (results.length === 0 || (this.pending > 0 && now - this.#committedAt < this.#commitMs)) return;
     this.#results = [];
     this.#committedAt = now;
     this.#host.commit(results);
+    this.#commitCost = this.#now() - now;
+  }
+
+  /** Whether a slice begun at `start` may read another item, given its budget at each moment. */
+  #within(start: number, budget: (now: number) => number): boolean {
+    const now = this.#now();
+    return now - start < budget(now);
   }
 
   #release(): void {
