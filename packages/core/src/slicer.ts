@@ -75,6 +75,19 @@ function turns(): Turns {
   return shared;
 }
 
+/**
+ * How many items the next batch of a job whose cost grows with its items (records cloned into one
+ * IndexedDB transaction) may take to last about `budgetMs`, given that the last batch took
+ * `tookMs` for `n`: in proportion, between `min` and `max`. Timed on the wall clock, so where the
+ * main thread waits for a core (a loaded machine) batches shrink too, and tasks stay short.
+ */
+export function fittedBatch(n: number, tookMs: number, budgetMs: number, max: number, min = 10): number {
+  // Under a quarter of the budget is too short to time (a page's clock may step by 0.1 ms): a
+  // small batch (all there was to write) says nothing about a full one.
+  if (n === 0 || tookMs <= budgetMs / 4) return max;
+  return Math.max(Math.min(min, max), Math.min(max, Math.floor((n * budgetMs) / tookMs)));
+}
+
 export class SlicedQueue<T, R> {
   readonly #host: SliceHost<T, R>;
   readonly #sliceMs: number;

@@ -70,10 +70,13 @@ export class RecoveryDb {
     return Promise.all(keys.map((key) => done(os.get(key) as IDBRequest<T | undefined>)));
   }
 
-  /** Writes and deletes in one transaction. */
+  /**
+   * Writes and deletes in one transaction; once the database is open, begun (and the values
+   * cloned) within this call, so that a caller can time what the writes cost the main thread.
+   */
   async write(store: string, puts: readonly [string, unknown][], deletes: readonly string[] = []): Promise<void> {
     if (puts.length === 0 && deletes.length === 0) return;
-    await committed(this.#transact(await this.#db, store, puts, deletes));
+    await committed(this.#transact(this.#open ?? (await this.#db), store, puts, deletes));
   }
 
   /**

@@ -18,6 +18,7 @@ import type { FerryFile, FerryState } from '../types.ts';
 import { BLOBS, FILES, RecoveryDb } from './db.ts';
 import { PACED_ABOVE } from './journal.ts';
 import { Recovery, type SavedRecord } from './recovery.ts';
+import { RecordTable } from './table.ts';
 
 const writeOriginal = RecoveryDb.prototype.write;
 
@@ -149,6 +150,34 @@ describe('the journal', () => {
     }
   });
 
+  test('records and copies take, per transaction, as many as were cloned in half a slice the last time', async () => {
+    const w = watchWrites();
+    // The clock moves only as values are cloned into a transaction: 0.1 ms each (a loaded machine).
+    let clock = 0;
+    const cloning = vi.spyOn(IDBObjectStore.prototype, 'put');
+    const put = cloning.getMockImplementation();
+    cloning.mockImplementation(function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
+      clock += 0.1;
+      return (put as (this: IDBObjectStore, value: unknown, key?: IDBValidKey) => IDBRequest).call(this, value, key);
+    });
+    try {
+      const { ferry } = await page(new IDBFactory(), { sizing: { now: () => clock } });
+      const ids = ferry.addFiles(picked(250));
+      await settle(ferry);
+      await ferry.recovery?.flush();
+      // 100 cloned took 10 ms: the next transactions take 40 (4 ms, half an 8 ms slice).
+      expect(w.perTransaction[0]).toBe(100);
+      expect(Math.max(...w.perTransaction.slice(1))).toBeLessThanOrEqual(40);
+      expect(w.copies[0]).toBe(100);
+      expect(Math.max(...w.copies.slice(1))).toBeLessThanOrEqual(40);
+      expect(w.copies.reduce((a, b) => a + b, 0)).toBe(250);
+      // Nothing left out: every record, with its size.
+      expect(ids.map((id) => w.written.get(id)?.at(-1))).toEqual(ids.map(() => 1));
+    } finally {
+      w.restore();
+    }
+  });
+
   test('restored files come back in the order they were added, across batches, removals and reloads', async () => {
     const db = new IDBFactory();
     const first = await page(db, { fresh: true });
@@ -252,6 +281,66 @@ describe('the journal', () => {
     expect(walks).toBe(2);
     await recovery.flush();
     recovery.stop();
+  });
+});
+
+describe('comparing the store', () => {
+  test('a large batch just added is compared a slice a turn, not in one task; a flush compares the rest at once', async () => {
+    vi.stubGlobal('MessageChannel', undefined); // turns are timeouts: one at a time under fake timers
+    const listeners: ((state: FerryState) => void)[] = [];
+    let clock = 0;
+    let current: FerryState = initialState;
+    const recovery = new Recovery(
+      {
+        scope: 'walk',
+        getState: () => current,
+        subscribe: (listener) => {
+          listeners.push(listener);
+          return () => undefined;
+        },
+        restore: () => undefined,
+        run: () => undefined,
+        revive: () => undefined,
+        add: () => undefined,
+        removeFiles: () => undefined,
+        info: () => undefined,
+        i18n: (key) => key,
+        // The engine's slices: 8 ms, on a clock that moves 1 ms each time it is read.
+        slicing: { sliceMs: 8, now: () => (clock += 1) },
+      },
+      { indexedDB: new IDBFactory(), opfs: false },
+    );
+    const made = vi.spyOn(RecordTable.prototype, 'of');
+    try {
+      await recovery.start();
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      const ids = Array.from({ length: 1000 }, (_, i) => `f${i}`);
+      const files = Object.fromEntries(
+        ids.map((id) => [id, { id, name: id, state: 'waiting', data: null, meta: {} } as unknown as FerryFile]),
+      );
+      current = { ...initialState, files, fileIds: ids };
+      for (const l of listeners) l(current);
+      expect(made).not.toHaveBeenCalled();
+      // A record is made for each file as it is compared; each turn ends by asking for the next
+      // (a timeout here): the records made between two such asks are one turn's, up to half.
+      const asked: number[] = [];
+      const fakeTimeout = globalThis.setTimeout;
+      vi.stubGlobal('setTimeout', (fn: () => void, ms?: number) => {
+        asked.push(made.mock.calls.length);
+        return fakeTimeout(fn, ms);
+      });
+      while (made.mock.calls.length < 500) await vi.advanceTimersToNextTimerAsync();
+      const perTurn = asked.slice(1).map((n, i) => n - (asked[i] as number));
+      expect(Math.max(...perTurn)).toBeLessThanOrEqual(8);
+      expect(perTurn.length).toBeGreaterThan(50);
+      // A flush (before a deliberate reload) compares the rest at once and writes every record.
+      expect((await recovery.stored()).records).toBe(1000);
+    } finally {
+      made.mockRestore();
+      vi.useRealTimers();
+      vi.unstubAllGlobals();
+      recovery.stop();
+    }
   });
 });
 

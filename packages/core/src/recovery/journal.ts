@@ -24,11 +24,15 @@
  * files' changes meanwhile are written paced, as before.
  */
 import { changedSince } from '../file-changes.ts';
-import { defaultYield } from '../slicer.ts';
+import { defaultYield, fittedBatch, type SliceOptions } from '../slicer.ts';
 import type { FerryFile, FerryState } from '../types.ts';
 import type { BytesKind } from './bytes.ts';
 import { FILES, type RecoveryDb } from './db.ts';
+import { onPageHidden } from './page-hidden.ts';
 import { type RecordTable, type SavedRecord, saved } from './table.ts';
+import { OBSERVE_DELAY, PACED_ABOVE, SIZING_PACE, sizingLarge, soon, WRITE_BATCH } from './write-rules.ts';
+
+export { PACED_ABOVE } from './write-rules.ts';
 
 /** What the journal needs from recovery. */
 export interface JournalHost {
@@ -47,45 +51,19 @@ export interface JournalHost {
 }
 
 /**
- * Records written per IndexedDB transaction. Each record is cloned on the main thread (about
- * 50 us, several times that on a loaded machine): 500 at once made 100 ms tasks beside a 10,000-
- * file pick, holding frames and the page's timers back; 100 stay a few ms.
+ * A comparison of the store with what was last seen, spread over turns: files are compared for at
+ * most a slice each turn ({@link Journal.observeNow} finishes it at once).
  */
-const WRITE_BATCH = 100;
-/**
- * While sizes are read, transactions start at most this often (ms): the size lookups come
- * first, and records written meanwhile (a batch of 10,000 files added) would take a fifth of
- * the main thread from them; a flush or the page going away writes at once.
- */
-const SIZING_PACE = 250;
-/**
- * Writes are paced only while more sizes than this are pending (about 0.4 s of lookups in
- * Chromium): a smaller batch is sized before pacing would help, and its writes and copies held
- * back would only land on the uploads that follow (a click right after 500 files are listed).
- */
-export const PACED_ABOVE = 1000;
-
-/** Whether a large batch of sizes is being read (recovery's writes then wait their turn). */
-const sizingLarge = (state: FerryState) => state.sizesPending > PACED_ABOVE;
-/**
- * Longest wait, in ms, before a change of the store is compared with what was last written. The
- * comparison walks every file, so changes that come together (hundreds of small uploads
- * finishing one after another) are compared once per window rather than once each.
- */
-const OBSERVE_DELAY = 50;
-/**
- * Changes written soon. Progress waits for the throttle, and so does a start (waiting to
- * uploading): a small file that finishes within the window is written once, complete, rather
- * than twice. A reload within that window brings such a file back waiting, not resuming.
- */
-const soon = (a: FerryFile, b: FerryFile) =>
-  (a.state !== b.state && !(a.state === 'waiting' && b.state === 'uploading')) ||
-  a.tus !== b.tus ||
-  a.s3Multipart !== b.s3Multipart ||
-  a.serverToken !== b.serverToken ||
-  a.ghost !== b.ghost ||
-  a.meta !== b.meta ||
-  a.name !== b.name;
+interface Walk {
+  /** The store compared: the one the walk began with (later changes are compared after it). */
+  state: FerryState;
+  ids: readonly string[];
+  /** Whether `ids` are the files the store listed as changed (else every file, in order). */
+  listed: boolean;
+  next: number;
+  urgent: boolean;
+  gone: Set<string>;
+}
 
 export class Journal {
   readonly #db: RecoveryDb;
@@ -123,12 +101,21 @@ export class Journal {
   readonly #afterSizing = new Set<() => void>();
   #unsubscribe: (() => void) | undefined;
   #unlisten: (() => void) | undefined;
+  /** A comparison under way across turns. */
+  #walk: Walk | undefined;
+  readonly #now: () => number;
+  readonly #sliceMs: number;
+  /** Records the next transaction takes ({@link #drain}). */
+  #writeBatch = WRITE_BATCH;
 
-  constructor(db: RecoveryDb, records: RecordTable, host: JournalHost, throttle: number) {
+  /** `slicing`: the engine's slices (`sizing.ts`); a comparison takes at most one a turn. */
+  constructor(db: RecoveryDb, records: RecordTable, host: JournalHost, throttle: number, slicing: SliceOptions = {}) {
     this.#db = db;
     this.#records = records;
     this.#host = host;
     this.#throttle = throttle;
+    this.#now = slicing.now ?? (() => performance.now());
+    this.#sliceMs = slicing.sliceMs ?? 8;
   }
 
   /**
@@ -139,7 +126,7 @@ export class Journal {
     this.#seen = Object.fromEntries(restored.map((f) => [f.id, f]));
     this.#unsubscribe = this.#host.subscribe(() => this.#changed());
     this.#unlisten = onPageHidden(() => this.#writeNow());
-    this.#observe(this.#host.getState());
+    this.#observe(this.#host.getState(), Number.POSITIVE_INFINITY);
   }
 
   /**
@@ -157,13 +144,27 @@ export class Journal {
     this.#drainLater();
   }
 
-  /** Compares now what a change left waiting (also before a flush and when stopping). */
+  /** Compares now what a change left waiting (also before a flush and when stopping), all of it. */
   observeNow(): void {
-    if (this.#observeTimer === undefined && !this.#observing) return;
+    if (this.#observeTimer === undefined && !this.#observing && !this.#walk) return;
     clearTimeout(this.#observeTimer);
     this.#observeTimer = undefined;
     this.#observing = false;
-    this.#observe(this.#host.getState());
+    this.#observe(this.#host.getState(), Number.POSITIVE_INFINITY);
+  }
+
+  /** A turn of comparing: at most a slice of it; the rest in the next turn. */
+  #observeTurn(): void {
+    if (!this.#observing) return;
+    this.#observing = false;
+    this.#observe(this.#host.getState(), this.#sliceMs);
+  }
+
+  /** Goes on comparing in the main thread's next turn. */
+  #observeLater(): void {
+    if (this.#observing) return;
+    this.#observing = true;
+    void defaultYield().then(() => this.#observeTurn());
   }
 
   /** Writes what is waiting for the throttle now, and resolves once every write is done. */
@@ -210,27 +211,56 @@ export class Journal {
   /**
    * Diffs the store against what was last seen and schedules the writes: only the files changed
    * since then when the store says which (`file-changes.ts`: size commits, progress...), every
-   * file otherwise (added files are made records in the store's order).
+   * file otherwise (added files are made records in the store's order). Files are compared for at
+   * most `budget` ms, the rest in later turns: the walk of a 10,000-file pick just added (a record
+   * made for each) took 12 ms of one task on an idle machine, and over 50 ms on a loaded one.
    */
-  #observe(state: FerryState): void {
-    if (state.files === this.#seen) return;
-    const changed = changedSince(state.files, this.#seen);
-    let urgent = false;
-    const gone = new Set<string>();
-    const sizing = sizingLarge(state);
-    for (const id of changed ?? state.fileIds) {
-      const file = state.files[id];
-      if (!file) {
-        if (changed && this.#seen[id]) gone.add(id);
-        continue;
+  #observe(latest: FerryState, budget: number): void {
+    const start = this.#now();
+    let state = latest;
+    for (;;) {
+      if (!this.#walk) {
+        if (state.files === this.#seen) return;
+        const changed = changedSince(state.files, this.#seen);
+        this.#walk = {
+          state,
+          ids: changed ?? state.fileIds,
+          listed: changed !== undefined,
+          next: 0,
+          urgent: false,
+          gone: new Set(),
+        };
       }
-      if (this.#compare(id, file, sizing)) urgent = true;
+      const walk = this.#walk;
+      const sizing = sizingLarge(walk.state);
+      while (walk.next < walk.ids.length) {
+        const id = walk.ids[walk.next] as string;
+        walk.next += 1;
+        const file = walk.state.files[id];
+        if (!file) {
+          if (walk.listed && this.#seen[id]) walk.gone.add(id);
+        } else if (this.#compare(id, file, sizing)) walk.urgent = true;
+        if (walk.next < walk.ids.length && this.#now() - start >= budget) {
+          this.#observeLater();
+          return;
+        }
+      }
+      this.#walk = undefined;
+      this.#observed(walk);
+      // The store may have moved on while the walk was spread over turns: compared after it.
+      state = this.#host.getState();
     }
+  }
+
+  /** A walk is over: what left is forgotten, the store it compared is the one seen, writes are due. */
+  #observed(walk: Walk): void {
+    const { state, gone } = walk;
+    let urgent = walk.urgent;
     if (this.#held.size > 0 && state.sizesPending === 0) {
       this.#release();
       urgent = true;
     }
-    if (!changed) for (const id in this.#seen) if (!state.files[id]) gone.add(id);
+    if (!walk.listed) for (const id in this.#seen) if (!state.files[id]) gone.add(id);
     for (const id of gone) {
       this.#finished.delete(id);
       this.#held.delete(id);
@@ -303,11 +333,14 @@ export class Journal {
     if (this.#afterSizing.size > 0 && !this.#holding(this.#host.getState())) this.#copiesGo();
     if (this.#observeTimer !== undefined || this.#observing) return;
     if (this.#host.getState().sizesPending === 0) {
-      this.#observeTimer = setTimeout(() => this.observeNow(), OBSERVE_DELAY);
+      this.#observing = true;
+      this.#observeTimer = setTimeout(() => {
+        this.#observeTimer = undefined;
+        this.#observeTurn();
+      }, OBSERVE_DELAY);
       return;
     }
-    this.#observing = true;
-    void defaultYield().then(() => this.observeNow());
+    this.#observeLater();
   }
 
   #schedule(delay: number): void {
@@ -344,12 +377,19 @@ export class Journal {
   }
 
   /**
-   * Writes what is due in transactions of {@link WRITE_BATCH} records, one after the other:
-   * cloning 10,000 records in one go would hold the main thread for one long task.
+   * Writes what is due in transactions one after the other, each of at most {@link WRITE_BATCH}
+   * records and as many as were cloned in half a slice the last time: cloning 10,000 records in
+   * one go would hold the main thread for one long task, and 100 took 4-5 ms of a task (40 ms on
+   * a loaded machine) when a large batch's records went after its last size.
    */
   async #drain(): Promise<void> {
-    for (let batch = this.#take(WRITE_BATCH); batch; batch = this.#take(WRITE_BATCH)) {
-      await this.#db.write(FILES, batch.puts, batch.deletes).catch(() => {
+    for (;;) {
+      const started = this.#now();
+      const batch = this.#take(this.#writeBatch);
+      if (!batch) return;
+      const written = this.#db.write(FILES, batch.puts, batch.deletes);
+      this.#writeBatch = fittedBatch(batch.puts.length, this.#now() - started, this.#sliceMs / 2, WRITE_BATCH);
+      await written.catch(() => {
         // Quota or a closed database: recovery is best effort, the page goes on.
       });
       await this.pace();
@@ -448,22 +488,4 @@ export class Journal {
     if (puts.length === 0 && deletes.length === 0) return undefined;
     return { puts, deletes, records };
   }
-}
-
-/**
- * Calls `hidden` when the page may be going away: `pagehide` (closed, reloaded, navigated away)
- * and `visibilitychange` to hidden (a mobile browser may discard a hidden page without another
- * event). Nothing outside a browser.
- */
-function onPageHidden(hidden: () => void): () => void {
-  const page = globalThis as Partial<Pick<Window, 'addEventListener' | 'removeEventListener' | 'document'>>;
-  const onVisibility = () => {
-    if (page.document?.visibilityState === 'hidden') hidden();
-  };
-  page.addEventListener?.('pagehide', hidden);
-  page.document?.addEventListener('visibilitychange', onVisibility);
-  return () => {
-    page.removeEventListener?.('pagehide', hidden);
-    page.document?.removeEventListener('visibilitychange', onVisibility);
-  };
 }

@@ -114,13 +114,19 @@ export class Recovery {
         hidden: () => this.#copies.hidden(),
       },
       options.throttle ?? 1000,
+      host.slicing,
     );
-    this.#copies = new CopyQueue(this.#bytes, this.#records, {
-      isComplete: (id) => host.getState().files[id]?.state === 'complete',
-      handleOf: (data) => this.#ghosts.handleOf(data),
-      changed: (id) => this.#journal.changed(id),
-      pace: () => this.#journal.copyPace(),
-    });
+    this.#copies = new CopyQueue(
+      this.#bytes,
+      this.#records,
+      {
+        isComplete: (id) => host.getState().files[id]?.state === 'complete',
+        handleOf: (data) => this.#ghosts.handleOf(data),
+        changed: (id) => this.#journal.changed(id),
+        pace: () => this.#journal.copyPace(),
+      },
+      host.slicing,
+    );
   }
 
   /** Reads the records of an earlier page back into the engine, then follows the store (once). */
