@@ -8,6 +8,9 @@
 //! claimed by another instance's reaper after `--transfer-takeover` of silence, finished when the
 //! run ends. A cancel is the registry's `Control::Cancel`, which reaches the owner by pub/sub and,
 //! if that message is lost, by its heartbeat's re-read.
+//!
+//! The per-client caps it hands the service ([`Fleet::caps`]) are [`RedisCaps`], on the same
+//! prefix.
 
 use std::io;
 use std::sync::Arc;
@@ -20,6 +23,7 @@ use ferry_process::id::Id;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::assembly_caps::RedisCaps;
 use crate::cluster::Cluster;
 use crate::error::ClusterError;
 use crate::transfers::{Claimed, Control, Desired, OwnedTransfer};
@@ -29,10 +33,11 @@ const KEEP_FINISHED: Duration = Duration::from_secs(3600);
 /// Runs claimed per reaper round.
 const CLAIMS_PER_ROUND: usize = 8;
 
-/// The fleet's Assembly runs in Redis.
+/// The fleet's Assembly runs in Redis, and its per-client counts ([`RedisCaps`]).
 #[derive(Debug, Clone)]
 pub struct RedisAssemblies {
     cluster: Cluster,
+    caps: Arc<RedisCaps>,
 }
 
 impl RedisAssemblies {
@@ -40,6 +45,7 @@ impl RedisAssemblies {
     pub fn new(cluster: &Cluster) -> Self {
         Self {
             cluster: cluster.clone(),
+            caps: Arc::new(RedisCaps::new(cluster)),
         }
     }
 }
@@ -104,6 +110,10 @@ impl Fleet for RedisAssemblies {
             }
         });
         Ok(receiver)
+    }
+
+    fn caps(&self) -> Option<Arc<dyn ferry_process::upkeep::shared::SharedCaps>> {
+        Some(self.caps.clone())
     }
 }
 

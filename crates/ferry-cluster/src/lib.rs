@@ -16,6 +16,8 @@
 //! - [`oauth`] — [`OAuthStates`], one-time OAuth state.
 //! - [`assemblies`] — [`RedisAssemblies`], ferry-process's Assembly `Fleet` on the transfer
 //!   registry (a run claimed by one instance, taken over, canceled from any).
+//! - [`assembly_caps`] — [`RedisCaps`], ferry-process's per-client Assembly caps counted once for
+//!   the fleet (leases, so a dead instance's counts lapse).
 //! - [`auth_handoff`] — [`RedisHandoff`], ferry-companion's login `AuthHandoff` on the auth topics.
 //! - [`figures`] — [`Figures`] for `/metrics` and `/health`.
 //! - `pubsub` — the instance's one shared subscriber connection; `keys` — key and channel names;
@@ -23,6 +25,7 @@
 //! - [`error`] — [`ClusterError`].
 
 pub mod assemblies;
+pub mod assembly_caps;
 pub mod auth_handoff;
 mod clock;
 pub mod cluster;
@@ -39,6 +42,7 @@ pub mod transfers;
 pub mod upload_lock;
 
 pub use assemblies::RedisAssemblies;
+pub use assembly_caps::RedisCaps;
 pub use auth_handoff::RedisHandoff;
 pub use cluster::Cluster;
 pub use companion_registry::RedisRegistry;

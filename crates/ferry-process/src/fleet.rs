@@ -31,6 +31,12 @@ pub trait Fleet: Send + Sync + fmt::Debug {
 
     /// Runs taken over from silent instances, as they are claimed here.
     async fn takeovers(&self) -> io::Result<mpsc::Receiver<Takeover>>;
+
+    /// The per-client caps counted once for the whole fleet ([`crate::upkeep::shared`]);
+    /// `None` leaves each instance counting alone.
+    fn caps(&self) -> Option<Arc<dyn crate::upkeep::shared::SharedCaps>> {
+        None
+    }
 }
 
 /// A run claimed from an instance that fell silent.
@@ -146,8 +152,9 @@ async fn take_over(svc: &Service, id: Id, claim: Box<dyn Claim>) {
         })
         .await;
     match resumed {
-        Ok(Some((_, true))) => {
+        Ok(Some((a, true))) => {
             tracing::info!(assembly = %id, "took over an assembly whose instance stopped");
+            svc.0.upkeep.reown(&a).await;
             let svc = svc.clone();
             tokio::spawn(async move { run(&svc, id, claim).await });
         }

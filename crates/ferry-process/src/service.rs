@@ -89,7 +89,10 @@ impl Service {
             crate::notify::Notifier::new(config.credentials.secret.clone(), config.notify)?;
         let svc = Self(Arc::new(Inner {
             workers: Arc::new(Semaphore::new(config.workers.max(1))),
-            upkeep: crate::upkeep::Upkeep::new(config.clock.clone()),
+            upkeep: crate::upkeep::Upkeep::new(
+                config.clock.clone(),
+                fleet.as_ref().and_then(|f| f.caps()),
+            ),
             config,
             store,
             write: tokio::sync::Mutex::new(()),
@@ -101,12 +104,17 @@ impl Service {
         let all = svc.0.store.all().await?;
         let now = svc.0.upkeep.clock.now();
         for a in &all {
-            svc.0.upkeep.index.observe(a, now);
+            // Whatever a start finds ended was released when it ended.
+            let _ = svc.0.upkeep.index.observe(a, now);
             let bytes = svc.0.store.usage(&a.id).await?;
             svc.0.upkeep.index.measured(&a.id, bytes);
         }
         if let Some(fleet) = &svc.0.fleet {
             crate::fleet::spawn_takeovers(&svc, fleet).await?;
+        }
+        if let Some(shared) = svc.0.upkeep.shared.clone() {
+            crate::upkeep::shared::spawn(Arc::downgrade(&svc.0), shared.clone());
+            crate::upkeep::shared::spawn_disk(Arc::downgrade(&svc.0), shared);
         }
         for a in all.into_iter().filter(|_| svc.0.fleet.is_none()) {
             if a.state == State::Executing {
@@ -135,9 +143,10 @@ impl Service {
         &self.0.live
     }
 
-    /// Bytes all Assemblies hold on disk, as the disk cap counts them.
+    /// Bytes all Assemblies hold on disk, as the disk cap counts them (in a fleet, all its
+    /// instances').
     pub fn disk_bytes(&self) -> u64 {
-        self.0.upkeep.index.bytes()
+        self.0.upkeep.disk_bytes()
     }
 
     /// Assembly `id`, if it exists.
@@ -155,10 +164,11 @@ impl Service {
         let Some(mut a) = self.0.store.load(id).await? else {
             return Ok(None);
         };
+        let was_busy = a.state.is_busy();
         let r = f(&mut a);
         self.0.store.save(&a).await?;
         self.0.live.poke(id);
-        self.0.upkeep.index.observe(&a, self.0.upkeep.clock.now());
+        self.0.upkeep.observe(&a, was_busy && !a.state.is_busy());
         Ok(Some((a, r)))
     }
 
@@ -166,7 +176,7 @@ impl Service {
     pub(crate) async fn insert(&self, a: &Assembly) -> io::Result<()> {
         let _guard = self.0.write.lock().await;
         self.0.store.save(a).await?;
-        self.0.upkeep.index.observe(a, self.0.upkeep.clock.now());
+        self.0.upkeep.observe(a, false);
         Ok(())
     }
 

@@ -171,7 +171,7 @@ impl TusBridge {
         let upload = event.upload();
         upload.metadata.get("assembly_url")?;
         let size = upload.size.unwrap_or(0);
-        let held = self.service.0.upkeep.index.bytes();
+        let held = self.service.0.upkeep.disk_bytes();
         if held.saturating_add(size) <= max {
             return None;
         }

@@ -3,7 +3,7 @@
 //! sha256 of what was sent, at the key its `path` template names, with the result URL in the
 //! status; the credentials never appear in the status; an endpoint on a private address is
 //! refused when the server allows public addresses only: at create (403) when the host is
-//! literal, when the step runs when it comes from a field.
+//! literal or comes from a field, when the step runs when it names a per-file value.
 
 mod common;
 
@@ -110,14 +110,28 @@ async fn a_private_endpoint_is_refused_and_a_wrong_secret_is_a_clear_error() {
         ),
         "{body}"
     );
-    // A host from a field is only known once expanded: refused when the step runs.
+    // A host from a field is known at create: expanded and refused there the same way,
+    // before any file is received.
     let p = params(json!({"exported": store_step(&garage, json!({"host": "${fields.host}"}))}));
     let p = {
         let mut v: Value = serde_json::from_str(&p).expect("params");
-        v["fields"] = json!({"host": garage.endpoint});
+        v["fields"] = json!({"host": "127.0.0.1"});
         v.to_string()
     };
-    let (_, created) = create(&public_only.base, form(&p, &[("a.txt", b"x")])).await;
+    let (code, body) = create(&public_only.base, form(&p, &[("a.txt", b"x")])).await;
+    assert_eq!(
+        (code, body["error"].as_str(), body["message"].as_str()),
+        (
+            403,
+            Some("S3_STORE_ACCESS_DENIED"),
+            Some("Step \"exported\": The S3 host is an address this server may not connect to.")
+        ),
+        "{body}"
+    );
+    // A host naming a per-file value is only known when the step runs: refused then.
+    let per_file = garage.endpoint.replace("127.0.0.1", "${file.name}");
+    let p = params(json!({"exported": store_step(&garage, json!({"host": per_file}))}));
+    let (_, created) = create(&public_only.base, form(&p, &[("127.0.0.1", b"x")])).await;
     let done = settle(created["assembly_ssl_url"].as_str().expect("url")).await;
     assert_eq!(
         (done["error"].as_str(), done["message"].as_str()),

@@ -203,8 +203,6 @@ async fn open(svc: &Service, id: &Id, form: &Form) -> Result<Assembly, ApiError>
         jiff::Timestamp::now(),
     )?;
     let steps = instructions(svc, &params).await?;
-    let client = form.caller.client(&svc.config().credentials.key);
-    caps::admit(svc, &client)?;
     let mut fields = match params.get("fields") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(f)) => f.clone(),
@@ -224,6 +222,7 @@ async fn open(svc: &Service, id: &Id, form: &Form) -> Result<Assembly, ApiError>
         ));
     }
     fields.extend(form.fields.clone());
+    check_egress(svc, &steps, &fields, id)?;
     match params.get("notify_url") {
         None | Some(Value::Null) => {}
         Some(Value::String(u))
@@ -235,6 +234,9 @@ async fn open(svc: &Service, id: &Id, form: &Form) -> Result<Assembly, ApiError>
             ));
         }
     }
+    // Last of the checks: a refused request takes no place under the caps.
+    let client = form.caller.client(&svc.config().credentials.key);
+    caps::admit(svc, &client, id).await?;
     svc.0.store.create_dirs(id).await.map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             ApiError::new(
@@ -264,24 +266,34 @@ async fn instructions(svc: &Service, params: &Value) -> Result<Vec<Step>, ApiErr
     let raw_steps = steps::template::resolve(params, svc.config().templates.as_deref()).await?;
     let engines = &svc.config().engines;
     let egress = svc.config().egress.as_deref();
-    let steps = steps::plan(&raw_steps, &|r| {
+    steps::plan(&raw_steps, &|r| {
         engines.runs(r) && (r != crate::robots::Robot::HttpImport || egress.is_some())
-    })?;
-    if let Some(egress) = egress {
-        // Addresses the egress rules forbid are refused now, not when the step runs.
-        for step in &steps {
-            match step.robot {
-                crate::robots::Robot::HttpImport => {
-                    crate::robots::import::check_addresses(&step.name, &step.params, egress)?
-                }
-                crate::robots::Robot::S3Store => {
-                    crate::robots::s3store::check_host(&step.name, &step.params, egress)?
-                }
-                _ => {}
+    })
+}
+
+/// Refuses, before any file is received, addresses the egress rules forbid: an import's URLs,
+/// and a store's host once the variables known now (`fields`, the Assembly id) are expanded.
+fn check_egress(
+    svc: &Service,
+    steps: &[Step],
+    fields: &Map<String, Value>,
+    id: &Id,
+) -> Result<(), ApiError> {
+    let Some(egress) = svc.config().egress.as_deref() else {
+        return Ok(());
+    };
+    for step in steps {
+        match step.robot {
+            crate::robots::Robot::HttpImport => {
+                crate::robots::import::check_addresses(&step.name, &step.params, egress)?
             }
+            crate::robots::Robot::S3Store => {
+                crate::robots::s3store::check_host(&step.name, &step.params, fields, id, egress)?
+            }
+            _ => {}
         }
     }
-    Ok(steps)
+    Ok(())
 }
 
 /// Ends a half-received Assembly with `REQUEST_ABORTED` (if one was created) and passes `e` on.
@@ -360,7 +372,8 @@ async fn store_file(
             ));
         }
         let max_disk = svc.config().quotas.max_disk;
-        if !receiving.grow(chunk.len() as u64, max_disk) {
+        let fleet = svc.0.upkeep.fleet_held();
+        if !receiving.grow(chunk.len() as u64, max_disk, fleet) {
             drop(out);
             let _ = tokio::fs::remove_file(&path).await;
             return Err(caps::disk_full(max_disk.unwrap_or_default()));

@@ -9,9 +9,10 @@
 //! Credentials), `session_token`, `tags`, `check_integrity`, `sign_urls_for`.
 //!
 //! The endpoint is reached through the egress client, so it must be a public address unless
-//! `--allow-local-urls` is set; a literal host is checked when the Assembly is created
-//! ([`check_host`]), a templated one when the step runs. The key and secret are never logged, never in an error, and
-//! redacted from the params the status echoes ([`redact`]).
+//! `--allow-local-urls` is set. It is checked when the Assembly is created ([`check_host`]) if
+//! its host is literal or made of values known then (fields, the Assembly id); a host naming a
+//! per-file value is checked when the step runs. The key and secret are never logged, never in
+//! an error, and redacted from the params the status echoes ([`redact`]).
 
 use serde_json::{Map, Value};
 
@@ -65,23 +66,42 @@ pub fn validate(step: &str, params: &Map<String, Value>) -> Result<(), ApiError>
 
 /// Refuses, when the Assembly is created, a step whose store is an address the egress rules
 /// forbid (a private or loopback host without `--allow-local-urls`): the documented 403
-/// `S3_STORE_ACCESS_DENIED`, before any file is received. A host holding a variable is checked
-/// once expanded, when the step runs.
+/// `S3_STORE_ACCESS_DENIED`, before any file is received. A host made of variables known at
+/// create (`${fields.NAME}`, `${assembly.id}`) is expanded with the Assembly's `fields` and
+/// checked the same way; one that names a per-file value (`${file.*}`, `${unique_prefix}`, ...)
+/// is only known when the step runs, and is checked then.
 pub fn check_host(
     step: &str,
     params: &Map<String, Value>,
+    fields: &Map<String, Value>,
+    assembly: &Id,
     egress: &ferry_companion::egress::Egress,
 ) -> Result<(), ApiError> {
-    let templated = ["host", "bucket", "bucket_region"].iter().any(|k| {
+    // `${unique_prefix}` differs per result: left as written, like every per-file variable.
+    let at_create = Scope {
+        assembly,
+        fields,
+        file: None,
+        unique_prefix: "${unique_prefix}",
+    };
+    let mut params = params.clone();
+    for name in ["host", "bucket", "bucket_region"] {
+        if let Some(Value::String(v)) = params.get_mut(name) {
+            *v = at_create.expand(v);
+        }
+    }
+    // The endpoint comes from the host (or, without one, the region): still holding a
+    // variable, it depends on the file.
+    let per_file = ["host", "bucket_region"].iter().any(|k| {
         params
             .get(*k)
             .and_then(Value::as_str)
             .is_some_and(|v| v.contains("${"))
     });
-    if templated {
+    if per_file {
         return Ok(());
     }
-    let target = check(params, true)
+    let target = check(&params, true)
         .map_err(|e| ApiError::bad(e.code, format!("Step {step:?}: {}", e.message)))?;
     if egress.check(&target.bucket.endpoint).is_err() {
         return Err(ApiError::new(

@@ -1,6 +1,7 @@
 //! Caps on what one client may hold, and on the disk all Assemblies hold together, so whoever
 //! has the (public) Auth Key cannot fill the server: Assemblies in progress per client,
-//! Assemblies created per client per window, and a total of bytes.
+//! Assemblies created per client per window, and a total of bytes. With `--redis-url` all three
+//! hold for the whole fleet ([`super::shared`]).
 //!
 //! A client is the Auth Key with the caller's address, found as the tus endpoint and the
 //! companion find it ([`ferry_auth::client::client_ip`]: the TCP peer, or behind a trusted proxy
@@ -19,7 +20,9 @@ use axum::http::StatusCode;
 use axum::http::request::Parts;
 use jiff::{SignedDuration, Timestamp};
 
+use super::shared::Refusal;
 use crate::error::ApiError;
+use crate::id::Id;
 use crate::service::Service;
 
 /// The caps and the expiry rules (`--assembly-max-*`, `--assembly-retention`, ...).
@@ -131,12 +134,24 @@ impl Windows {
     }
 }
 
-/// Whether `client` may create one more Assembly now: its Assemblies in progress, its window,
-/// and the disk.
-pub fn admit(svc: &Service, client: &str) -> Result<(), ApiError> {
+/// Whether `client` may create Assembly `id` now: its Assemblies in progress, its window, and
+/// the disk. In a fleet the client's counts are the fleet's ([`super::shared`]); if Redis does
+/// not answer, this instance's own counts apply meanwhile.
+pub async fn admit(svc: &Service, client: &str, id: &Id) -> Result<(), ApiError> {
     let q = &svc.config().quotas;
     let upkeep = &svc.0.upkeep;
-    if let Some(max) = q.max_disk.filter(|m| upkeep.index.bytes() >= *m) {
+    let disk = match (&upkeep.shared, q.max_disk) {
+        // A new Assembly reads the fleet's total afresh.
+        (Some(shared), Some(_)) => match shared.total_bytes().await {
+            Ok(total) => {
+                upkeep.set_fleet_bytes(total);
+                total + upkeep.index.pending()
+            }
+            Err(_) => upkeep.disk_bytes(),
+        },
+        _ => upkeep.disk_bytes(),
+    };
+    if let Some(max) = q.max_disk.filter(|m| disk >= *m) {
         return Err(ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
             "CANNOT_ACCEPT_NEW_ASSEMBLIES",
@@ -146,36 +161,55 @@ pub fn admit(svc: &Service, client: &str) -> Result<(), ApiError> {
         )
         .retry_in(60));
     }
+    if let Some(shared) = &upkeep.shared {
+        match shared.admit(client, id, q).await {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(Refusal::Active(active))) => return Err(too_many_active(active)),
+            Ok(Err(Refusal::Window(ms))) => {
+                return Err(window_full(q, ms.div_ceil(1000).max(1)));
+            }
+            Err(e) => tracing::warn!(
+                error = %e,
+                "cannot count this client's assemblies across the fleet; this instance's own counts apply"
+            ),
+        }
+    }
     let active = upkeep.index.active(client);
     if q.max_active_per_client > 0 && active >= q.max_active_per_client {
-        return Err(ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "RATE_LIMIT_REACHED",
-            format!(
-                "This client has {active} Assemblies in progress, the most allowed; wait for one to finish."
-            ),
-        )
-        .retry_in(5));
+        return Err(too_many_active(active));
     }
     if q.max_per_window > 0 {
         let now = svc.0.upkeep.clock.now();
         upkeep
             .windows
             .take(client, now, q.max_per_window, q.window)
-            .map_err(|left| {
-                ApiError::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "RATE_LIMIT_REACHED",
-                    format!(
-                        "This client created {} Assemblies in the last {} s, the most allowed; try again in {left} s.",
-                        q.max_per_window,
-                        q.window.as_secs()
-                    ),
-                )
-                .retry_in(left)
-            })?;
+            .map_err(|left| window_full(q, left))?;
     }
     Ok(())
+}
+
+fn too_many_active(active: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "RATE_LIMIT_REACHED",
+        format!(
+            "This client has {active} Assemblies in progress, the most allowed; wait for one to finish."
+        ),
+    )
+    .retry_in(5)
+}
+
+fn window_full(q: &Quotas, left: u64) -> ApiError {
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "RATE_LIMIT_REACHED",
+        format!(
+            "This client created {} Assemblies in the last {} s, the most allowed; try again in {left} s.",
+            q.max_per_window,
+            q.window.as_secs()
+        ),
+    )
+    .retry_in(left)
 }
 
 /// The refusal of a file that does not fit under `--assembly-max-disk`.

@@ -4,11 +4,12 @@
 //! (from [`crate::service::Service::update`]); times come from the upkeep's clock, so a test
 //! can move them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use jiff::Timestamp;
 
+use super::shared::Held;
 use crate::assembly::record::{Assembly, State};
 use crate::id::Id;
 
@@ -60,6 +61,10 @@ struct Inner {
     pending: u64,
     /// The sum of every entry's bytes, kept as entries change (read on every form chunk).
     held: u64,
+    /// Assemblies whose bytes changed since the fleet's tally last took them
+    /// ([`Index::take_changed`]); kept only once [`Index::report_changes`] asked for them.
+    changed: HashSet<Id>,
+    reporting: bool,
 }
 
 impl Inner {
@@ -69,13 +74,16 @@ impl Inner {
             let before = e.bytes();
             f(e);
             self.held = self.held.saturating_sub(before) + e.bytes();
+            if self.reporting && e.bytes() != before {
+                self.changed.insert(id.clone());
+            }
         }
     }
 }
 
 /// The index; cheap to share.
 #[derive(Debug, Default)]
-pub struct Index(Mutex<Inner>);
+pub struct Index(Mutex<Inner>, tokio::sync::Notify);
 
 impl Index {
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -84,8 +92,9 @@ impl Index {
     }
 
     /// Records `a` as just saved at `now`. An Assembly seen for the first time after a start
-    /// keeps the end time its record holds; a busy one gets a fresh upload timeout.
-    pub fn observe(&self, a: &Assembly, now: Timestamp) {
+    /// keeps the end time its record holds; a busy one gets a fresh upload timeout. Returns
+    /// the Assembly and its client when this save is the one that ended it.
+    pub fn observe(&self, a: &Assembly, now: Timestamp) -> Option<Held> {
         // A result may be its input passed on (/file/filter): each stored file counts once.
         let mut paths = std::collections::HashSet::new();
         let named = a
@@ -109,6 +118,7 @@ impl Index {
             measured: 0,
         });
         let tus_bytes = a.tus_uploads.iter().map(|t| t.offset).sum();
+        let mut ended = None;
         inner.change(&a.id, |entry| {
             if entry.uploads != a.uploads.len() || entry.tus_bytes != tus_bytes {
                 entry.progress = now;
@@ -116,6 +126,10 @@ impl Index {
             entry.tus_bytes = tus_bytes;
             if entry.state.is_busy() && !a.state.is_busy() {
                 entry.ended = Some(now);
+                ended = a.client.clone().map(|client| Held {
+                    client,
+                    id: a.id.clone(),
+                });
             }
             if !entry.expired && a.expired.is_some() {
                 entry.expired_at = Some(now);
@@ -125,12 +139,23 @@ impl Index {
             entry.uploads = a.uploads.len();
             entry.client.clone_from(&a.client);
             entry.named = named;
+            if a.expired.is_some() {
+                // A tombstone's files were deleted by whichever instance retired it.
+                entry.measured = 0;
+            }
         });
+        let wake = !inner.changed.is_empty();
+        drop(inner);
+        if wake {
+            self.1.notify_one();
+        }
+        ended
     }
 
     /// Sets the bytes found in Assembly `id`'s directory.
     pub fn measured(&self, id: &Id, bytes: u64) {
         self.lock().change(id, |e| e.measured = bytes);
+        self.1.notify_one();
     }
 
     /// Forgets Assembly `id` (its directory is gone).
@@ -138,7 +163,50 @@ impl Index {
         let mut inner = self.lock();
         if let Some(e) = inner.entries.remove(id) {
             inner.held = inner.held.saturating_sub(e.bytes());
+            if inner.reporting {
+                inner.changed.insert(id.clone());
+            }
         }
+        drop(inner);
+        self.1.notify_one();
+    }
+
+    /// From now on, keeps which Assemblies' bytes change (for a fleet's tally), starting with
+    /// every one known.
+    pub fn report_changes(&self) {
+        let mut inner = self.lock();
+        inner.reporting = true;
+        let all: Vec<Id> = inner.entries.keys().cloned().collect();
+        inner.changed.extend(all);
+    }
+
+    /// The Assemblies whose bytes changed since the last call, with their bytes now (0 for
+    /// one that is gone).
+    pub fn take_changed(&self) -> Vec<(Id, u64)> {
+        let mut inner = self.lock();
+        let changed = std::mem::take(&mut inner.changed);
+        changed
+            .into_iter()
+            .map(|id| {
+                let bytes = inner.entries.get(&id).map_or(0, Entry::bytes);
+                (id, bytes)
+            })
+            .collect()
+    }
+
+    /// Marks `ids` changed again (their last report failed).
+    pub fn mark_changed(&self, ids: impl IntoIterator<Item = Id>) {
+        self.lock().changed.extend(ids);
+    }
+
+    /// Waits until some Assembly's bytes change.
+    pub async fn changes(&self) {
+        self.1.notified().await;
+    }
+
+    /// Bytes of forms being received here, not yet in any record.
+    pub fn pending(&self) -> u64 {
+        self.lock().pending
     }
 
     /// How many uploads this instance last saw Assembly `id` hold (in a fleet, another instance
@@ -160,6 +228,21 @@ impl Index {
             .values()
             .filter(|e| e.state.is_busy() && e.client.as_deref() == Some(client))
             .count()
+    }
+
+    /// Every Assembly with a client that this instance last saw uploading or executing.
+    pub fn busy(&self) -> Vec<Held> {
+        self.lock()
+            .entries
+            .iter()
+            .filter(|(_, e)| e.state.is_busy())
+            .filter_map(|(id, e)| {
+                e.client.clone().map(|client| Held {
+                    client,
+                    id: id.clone(),
+                })
+            })
+            .collect()
     }
 
     /// Up to `limit` Assemblies due for the sweeper at `now`, the most overdue first.
@@ -213,9 +296,11 @@ pub struct Receiving {
 
 impl Receiving {
     /// Counts `n` more bytes of this form if the total stays within `max`; `false` otherwise.
-    pub fn grow(&mut self, n: u64, max: Option<u64>) -> bool {
+    /// `held` is what Assemblies hold, if known better than this index knows it (a fleet's
+    /// total).
+    pub fn grow(&mut self, n: u64, max: Option<u64>, held: Option<u64>) -> bool {
         let mut inner = self.index.lock();
-        let total = inner.held + inner.pending;
+        let total = held.unwrap_or(inner.held) + inner.pending;
         if max.is_some_and(|m| total.saturating_add(n) > m) {
             return false;
         }
@@ -240,4 +325,63 @@ impl Drop for Receiving {
 
 fn stamp(raw: Option<&str>) -> Option<Timestamp> {
     raw?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assembly::record::FileRecord;
+
+    fn assembly(client: &str) -> Assembly {
+        let mut a = Assembly::new(
+            Id::random(),
+            serde_json::json!({}),
+            Vec::new(),
+            serde_json::Map::new(),
+            1,
+        );
+        a.client = Some(client.to_owned());
+        a
+    }
+
+    #[test]
+    fn the_save_that_ends_an_assembly_names_it_once() {
+        let index = Index::default();
+        let now = Timestamp::now();
+        let mut a = assembly("k@1.2.3.4");
+        assert_eq!(index.observe(&a, now), None, "created, in progress");
+        assert_eq!(index.busy().len(), 1);
+        a.state = State::Canceled;
+        let held = Held {
+            client: "k@1.2.3.4".to_owned(),
+            id: a.id.clone(),
+        };
+        assert_eq!(index.observe(&a, now), Some(held));
+        assert_eq!(index.observe(&a, now), None, "saved again, already ended");
+        assert!(index.busy().is_empty());
+    }
+
+    #[test]
+    fn size_changes_are_kept_only_once_asked_for() {
+        let index = Index::default();
+        let now = Timestamp::now();
+        let mut a = assembly("k@1.2.3.4");
+        a.uploads.push(FileRecord::upload(
+            Id::random(),
+            "a.bin".into(),
+            40,
+            "application/octet-stream".into(),
+            "file".into(),
+        ));
+        index.observe(&a, now);
+        assert!(index.take_changed().is_empty(), "not reporting yet");
+        index.report_changes();
+        assert_eq!(index.take_changed(), vec![(a.id.clone(), 40)], "all known");
+        index.observe(&a, now);
+        assert!(index.take_changed().is_empty(), "same size");
+        index.measured(&a.id, 100);
+        assert_eq!(index.take_changed(), vec![(a.id.clone(), 100)]);
+        index.remove(&a.id);
+        assert_eq!(index.take_changed(), vec![(a.id.clone(), 0)], "gone");
+    }
 }
