@@ -127,12 +127,16 @@ async function images(ferry, pid, dir, conc, sharpOut) {
     .map((f) => join(dir, f));
   console.log(`images: ${files.length} JPEGs, 3 outputs each, ${conc} in flight`);
   const stop = peakSampler(pid);
+  const cpu0 = cpuSeconds(pid);
   const t0 = performance.now();
   const latencies = await pool(files, conc, async (file) => {
     checkImageResults(await settle(await createAssembly(ferry, IMAGE_STEPS, file)));
   });
   const ferryWall = performance.now() - t0;
+  const cpu1 = cpuSeconds(pid);
   const ferryPeak = stop();
+  // The server's own CPU and its engine children's (none when every image resizes in process).
+  const ferryCpu = cpu1.own - cpu0.own + (cpu1.children - cpu0.children);
   report('ferry', files.length, ferryWall, latencies, ferryPeak);
 
   const sharp = await new Promise((resolve, reject) =>
@@ -144,6 +148,11 @@ async function images(ferry, pid, dir, conc, sharpOut) {
     ),
   );
   report('sharp', files.length, sharp.wall, sharp.latencies, sharp.peakKib);
+  const perImage = (cpu) => `${((cpu / files.length) * 1000).toFixed(0)} ms`;
+  console.log(
+    `  CPU per image: ferry ${perImage(ferryCpu)} (${ferryCpu.toFixed(1)} s), ` +
+      `sharp ${perImage(sharp.cpu)} (${sharp.cpu.toFixed(1)} s): ferry at ${(ferryCpu / sharp.cpu).toFixed(2)}x sharp's CPU`,
+  );
   console.log(
     `  ratio: ferry at ${(sharp.wall / ferryWall).toFixed(2)}x sharp's throughput (goal >= 1.0x), ` +
       `${(ferryPeak / sharp.peakKib).toFixed(2)}x its peak memory (goal <= 1.0x)`,
@@ -153,6 +162,8 @@ async function images(ferry, pid, dir, conc, sharpOut) {
 async function sharpAlone(dir, conc, out) {
   const { default: sharp } = await import('sharp');
   mkdirSync(out, { recursive: true });
+  const start = process.resourceUsage();
+  const cpu0 = start.userCPUTime + start.systemCPUTime;
   const files = readdirSync(dir)
     .sort()
     .map((f) => join(dir, f));
@@ -169,7 +180,10 @@ async function sharpAlone(dir, conc, out) {
     if (widths.join() !== '320,1280,1280') throw new Error(`sharp ${file}: widths ${widths}`);
   });
   const wall = performance.now() - t0;
-  process.stdout.write(JSON.stringify({ wall, latencies, peakKib: process.resourceUsage().maxRSS }));
+  // CPU from before the first image: loading sharp is not counted, as ferry's start is not.
+  const usage = process.resourceUsage();
+  const cpu = (usage.userCPUTime + usage.systemCPUTime - cpu0) / 1e6;
+  process.stdout.write(JSON.stringify({ wall, latencies, peakKib: usage.maxRSS, cpu }));
 }
 
 // ferry colours its log lines; the colour codes are dropped before parsing.

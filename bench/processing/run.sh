@@ -6,7 +6,8 @@
 #            against sharp (libvips in one Node process, the idiomatic clone() pipeline), CONC
 #            (2) images in flight for both.
 #            Throughput, per-image latency p50/p99, peak RSS (ferry: the server plus its engine
-#            children, sampled; sharp: the process's own peak).
+#            children, sampled; sharp: the process's own peak), CPU seconds per image (ferry: the
+#            server and its engine children; sharp: its process, from its first image).
 #   video  — a VIDEO_SECONDS (60) s 1080p H.264/AAC clip to web MP4 (`web/mp4/1080p`) and 3
 #            thumbnails through one Assembly, against the very ffmpeg command lines ferry ran
 #            (read from its debug log) rerun by hand, one after another.

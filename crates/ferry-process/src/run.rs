@@ -47,6 +47,7 @@ pub(crate) async fn execute(svc: &Service, id: &Id, cancel: CancellationToken) {
         egress: svc.config().egress.clone(),
         max_size: svc.config().max_size,
         engines: svc.config().engines.clone(),
+        steps: a.steps.clone().into(),
     };
     let a = with_meta(svc, id, a, &ctx).await;
     let tracker = Tracker::new(

@@ -373,11 +373,34 @@ pub async fn resize(
     limits: &Limits,
     cancel: &CancellationToken,
 ) -> Result<ImageOutput, EngineError> {
+    resize_among(engines, input, output_base, params, &[], limits, cancel).await
+}
+
+/// [`resize`] for one of several resize steps over the same `input` at about the same time,
+/// `siblings` being the others' parameters: in process, the input is then decoded once, at the
+/// size the largest of them needs, for all of them.
+pub async fn resize_among(
+    engines: &Engines,
+    input: &Path,
+    output_base: &Path,
+    params: &ResizeParams,
+    siblings: &[ResizeParams],
+    limits: &Limits,
+    cancel: &CancellationToken,
+) -> Result<ImageOutput, EngineError> {
     params.validate()?;
     engines.vips()?;
     limits::check_path(input)?;
     super::probe::regular_file(input).await?;
-    let native = super::native::resize(engines, input, output_base, params, limits, cancel);
+    let native = super::native::resize(
+        engines,
+        input,
+        output_base,
+        params,
+        siblings,
+        limits,
+        cancel,
+    );
     if let Some(done) = native.await? {
         return Ok(done);
     }

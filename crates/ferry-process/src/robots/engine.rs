@@ -14,6 +14,7 @@ use super::media::{MediaParams, parse, validation_code};
 use super::{Ctx, Robot, StepError};
 use crate::assembly::record::FileRecord;
 use crate::engines::clamd::{ClamdConfig, Verdict};
+use crate::engines::image::ResizeParams;
 use crate::engines::{EngineError, Limits};
 use crate::id::Id;
 use crate::steps::Step;
@@ -165,6 +166,31 @@ async fn result(
     Ok(rec)
 }
 
+/// The parameters, for `file`, of the Assembly's other `/image/resize` steps that use the same
+/// steps as `step`: they run beside it over the same files, so a photo is decoded once for all
+/// of them (a thumbnail, a large size and a WebP of it).
+fn resize_siblings(ctx: &Ctx, step: &Step, file: &FileRecord) -> Vec<ResizeParams> {
+    let scope = crate::steps::vars::Scope {
+        assembly: &ctx.assembly,
+        fields: &ctx.fields,
+        file: Some(file),
+        unique_prefix: "",
+    };
+    ctx.steps
+        .iter()
+        .filter(|s| s.robot == Robot::ImageResize && s.name != step.name && s.uses == step.uses)
+        .filter_map(|s| {
+            let Value::Object(params) = scope.expand_value(&Value::Object(s.params.clone())) else {
+                return None;
+            };
+            match parse(Robot::ImageResize, &params) {
+                Ok(MediaParams::Resize(p)) => Some(p),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 async fn one(
     ctx: &Ctx,
     step: &Step,
@@ -182,11 +208,13 @@ async fn one(
     };
     Ok(match params {
         MediaParams::Resize(p) => {
-            let o = crate::engines::image::resize(
+            let siblings = resize_siblings(ctx, step, file);
+            let o = crate::engines::image::resize_among(
                 &e.programs,
                 input,
                 &base,
                 &p,
+                &siblings,
                 &e.limits,
                 &ctx.cancel,
             )
@@ -299,4 +327,94 @@ async fn one(
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn step(name: &str, robot: Robot, uses: &str, params: Value) -> Step {
+        let Value::Object(params) = params else {
+            panic!("object")
+        };
+        Step {
+            name: name.into(),
+            robot,
+            uses: vec![uses.into()],
+            bundle: false,
+            export: true,
+            params,
+        }
+    }
+
+    #[test]
+    fn a_resize_steps_siblings_are_the_other_resizes_of_the_same_inputs() {
+        let steps = [
+            step(
+                "thumb",
+                Robot::ImageResize,
+                ":original",
+                json!({"width": 320}),
+            ),
+            step(
+                "large",
+                Robot::ImageResize,
+                ":original",
+                json!({"width": 1280}),
+            ),
+            step(
+                "webp",
+                Robot::ImageResize,
+                ":original",
+                json!({"width": 1000, "format": "${fields.f}"}),
+            ),
+            step(
+                "of_thumb",
+                Robot::ImageResize,
+                "thumb",
+                json!({"width": 100}),
+            ),
+            step("scan", Robot::FileVirusscan, ":original", json!({})),
+        ];
+        let ctx = Ctx {
+            assembly: Id::random(),
+            dir: ".".into(),
+            fields: json!({"f": "webp"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            cancel: Default::default(),
+            egress: None,
+            max_size: None,
+            engines: Default::default(),
+            steps: steps.to_vec().into(),
+        };
+        let file = FileRecord::upload(
+            Id::random(),
+            "a.jpg".into(),
+            1,
+            "image/jpeg".into(),
+            "file".into(),
+        );
+        let widths = |s: &Step| -> Vec<Option<u32>> {
+            resize_siblings(&ctx, s, &file)
+                .iter()
+                .map(|p| p.width)
+                .collect()
+        };
+        // Variables are expanded for the file; a step over another step's results is no sibling.
+        assert_eq!(widths(&steps[0]), [Some(1280), Some(1000)]);
+        assert_eq!(widths(&steps[2]), [Some(320), Some(1280)]);
+        assert!(widths(&steps[3]).is_empty());
+        let formats: Vec<_> = resize_siblings(&ctx, &steps[0], &file)
+            .iter()
+            .map(|p| p.format)
+            .collect();
+        assert_eq!(
+            formats,
+            [None, Some(crate::engines::image::ImageFormat::Webp)]
+        );
+    }
 }

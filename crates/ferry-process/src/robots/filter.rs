@@ -257,6 +257,7 @@ mod tests {
             egress: None,
             max_size: None,
             engines: Default::default(),
+            steps: Vec::new().into(),
         }
     }
 

@@ -171,6 +171,8 @@ pub struct Ctx {
     pub max_size: Option<u64>,
     /// The engines and their limits.
     pub engines: engine::Engines,
+    /// The Assembly's steps (a resize step learns which others read the same upload).
+    pub steps: Arc<[Step]>,
 }
 
 impl Ctx {

@@ -5,10 +5,12 @@
 //!
 //! The header is read here ([`jpeg`]) and goes through the same pixel cap, format choice and plan
 //! as the libvips path, so refusals and output sizes are the same; the size `vips thumbnail`
-//! would write is computed by [`geometry`]. The work: decode with DCT scaling to the smallest size still at least
-//! the target (shrink-on-load), shared with the Assembly's other resize steps of the same
-//! upload ([`shared`]), EXIF orientation applied, Lanczos3 resample, encode, write. It runs on a
-//! thread per core ([`pool`]), inside the Assembly worker that called it; the cancel token is
+//! would write is computed by [`geometry`]. The work: decode with DCT scaling to the smallest
+//! size still at least the target (shrink-on-load) of this step and of the Assembly's other
+//! resize steps over the same upload, once for all of them ([`shared`]), EXIF orientation
+//! applied, Lanczos3 resample, encode, write. It runs on a thread per core ([`pool`]), inside
+//! the Assembly worker that called it (a step waiting for another's decode waits off those
+//! threads); the cancel token is
 //! checked between those phases, the step's time limit bounds the wait, and a panic in a
 //! decoder ends only its job: the job then falls back to libvips, whose answer (an output, or
 //! the documented error for a corrupt file) is what the caller gets.
@@ -21,13 +23,15 @@ mod pixels;
 mod pool;
 mod shared;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
 use self::encode::Metadata;
 use self::geometry::Size;
 use self::jpeg::JpegInfo;
+use self::shared::{Claim, Decoded, Maker};
 use super::EngineError;
 use super::cache::FileIdentity;
 use super::detect::Engines;
@@ -44,40 +48,56 @@ const MAX_INPUT: u64 = 256 * 1024 * 1024;
 
 /// Resizes `input` in process when this path takes the job: `Ok(None)` when it does not (the
 /// caller then runs libvips), an error where libvips's path would refuse the same job (pixel
-/// cap, output format, plan) or when the job was canceled or ran out of time.
+/// cap, output format, plan) or when the job was canceled or ran out of time. `siblings` are
+/// the other resize steps over the same upload that run beside this one: the upload is decoded
+/// once, at the size the largest of them needs, and shared ([`shared`]).
 pub(crate) async fn resize(
     engines: &Engines,
     input: &Path,
     output_base: &Path,
     params: &ResizeParams,
+    siblings: &[ResizeParams],
     limits: &Limits,
     cancel: &CancellationToken,
 ) -> Result<Option<ImageOutput>, EngineError> {
-    let Some(data) = read_jpeg(input).await? else {
+    let Some((info, data)) = read_jpeg(input).await? else {
         return Ok(None);
-    };
-    let info = match jpeg::read(&data) {
-        Ok(info) => info,
-        Err(why) => return declined(&why),
     };
     let header = info.header();
     header.check_pixels(limits)?;
     let format = output_format(params.format, &header, &engines.image_formats)?;
     let output = with_extension(output_base, format)?;
     let ops = plan(&header, params, format)?;
-    let job = match Job::new(info, &header, params, format, &ops) {
+    let mut job = match Job::new(&info, &header, params, format, &ops) {
         Ok(job) => job,
         Err(why) => return declined(why),
     };
+    for sibling in siblings {
+        if let Some(d) = sibling_denominator(engines, &info, &header, sibling, job.orientation) {
+            job.decode_at_most(d, &info);
+        }
+    }
     let file = FileIdentity::of(input).await;
+    let claim = shared::claim(file, job.orientation, job.denominator, job.decoded_bytes);
     let stop = cancel.child_token();
     let max_bytes = usize::try_from(limits.max_pixels.saturating_mul(4)).unwrap_or(usize::MAX);
-    let task = {
-        let (stop, output) = (stop.clone(), output.clone());
-        pool::run(move || job.run(data, file, &output, &stop, max_bytes))
+    let work = async {
+        // Waiting for another step's decode takes no image thread.
+        let source = match claim {
+            Claim::Shared(slot) => match shared::made(slot).await {
+                Some(decoded) => {
+                    drop(data);
+                    Source::Decoded(decoded)
+                }
+                None => Source::Decode(Maker::private(), data),
+            },
+            Claim::Make(maker) => Source::Decode(maker, data),
+        };
+        let (stop, input, output) = (stop.clone(), input.to_owned(), output.clone());
+        pool::run(move || job.run(source, &input, &output, &stop, max_bytes)).await
     };
     let joined = tokio::select! {
-        joined = task => joined,
+        joined = work => joined,
         () = cancel.cancelled() => {
             return Err(EngineError::Canceled { program: PROGRAM.into() });
         }
@@ -107,6 +127,21 @@ pub(crate) async fn resize(
     }))
 }
 
+/// The decode denominator a sibling step would take in process, when it would decode the same
+/// way (`orientation`).
+fn sibling_denominator(
+    engines: &Engines,
+    info: &JpegInfo,
+    header: &Header,
+    params: &ResizeParams,
+    orientation: u8,
+) -> Option<u64> {
+    let format = output_format(params.format, header, &engines.image_formats).ok()?;
+    let ops = plan(header, params, format).ok()?;
+    let job = Job::new(info, header, params, format, &ops).ok()?;
+    (job.orientation == orientation).then_some(job.denominator)
+}
+
 /// The header of the JPEG at `path` read here, as `vipsheader` gives it: `None` when it is not a
 /// JPEG or its header is not within the first [`HEADER_READ`] bytes (libvips then reads it).
 pub(crate) async fn jpeg_header(path: &Path) -> Option<Header> {
@@ -126,23 +161,64 @@ fn declined<T>(why: &str) -> Result<Option<T>, EngineError> {
     Ok(None)
 }
 
-/// The whole file when it starts like a JPEG and is small enough to hold.
-async fn read_jpeg(input: &Path) -> Result<Option<Vec<u8>>, EngineError> {
+/// How much of an input is read for its header before deciding; the whole file is read when
+/// the header runs past it.
+const HEAD_READ: u64 = 256 * 1024;
+
+/// The header of `input` when it starts like a JPEG and is small enough to hold, with the whole
+/// file when it was read for that (the step that decodes reads it otherwise, on its thread).
+async fn read_jpeg(input: &Path) -> Result<Option<(JpegInfo, Option<Vec<u8>>)>, EngineError> {
     use tokio::io::AsyncReadExt;
     let io = |e| EngineError::io(format!("reading {}", input.display()), e);
     let mut file = tokio::fs::File::open(input).await.map_err(io)?;
     let len = file.metadata().await.map_err(io)?.len();
-    let mut magic = [0u8; 3];
     if !(3..=MAX_INPUT).contains(&len) {
         return Ok(None);
     }
-    file.read_exact(&mut magic).await.map_err(io)?;
-    if magic != [0xFF, 0xD8, 0xFF] {
+    let mut head = Vec::new();
+    (&mut file)
+        .take(HEAD_READ)
+        .read_to_end(&mut head)
+        .await
+        .map_err(io)?;
+    if !head.starts_with(&[0xFF, 0xD8, 0xFF]) {
         return Ok(None);
     }
-    let mut data = magic.to_vec();
-    file.read_to_end(&mut data).await.map_err(io)?;
-    Ok(Some(data))
+    let whole = head.len() as u64 >= len;
+    match jpeg::read(&head) {
+        Ok(info) => Ok(Some((info, whole.then_some(head)))),
+        Err(why) if whole => declined(&why),
+        Err(_) => {
+            // A header longer than the head read (a large ICC profile or EXIF thumbnail).
+            file.read_to_end(&mut head).await.map_err(io)?;
+            match jpeg::read(&head) {
+                Ok(info) => Ok(Some((info, Some(head)))),
+                Err(why) => declined(&why),
+            }
+        }
+    }
+}
+
+/// The bytes of `input`, read by the step that decodes it.
+fn read_input(input: &Path) -> Result<Vec<u8>, EngineError> {
+    use std::io::Read;
+    let io = |e| EngineError::io(format!("reading {}", input.display()), e);
+    let mut data = Vec::new();
+    std::fs::File::open(input)
+        .map_err(io)?
+        .take(MAX_INPUT)
+        .read_to_end(&mut data)
+        .map_err(io)?;
+    Ok(data)
+}
+
+/// Where a job's pixels come from.
+#[derive(Debug)]
+enum Source {
+    /// Another step's decode.
+    Decoded(Decoded),
+    /// This job decodes (the file's bytes when already read), for the steps waiting on `Maker`.
+    Decode(Maker, Option<Vec<u8>>),
 }
 
 /// A resize this path does, all numbers decided.
@@ -167,7 +243,7 @@ struct Job {
 impl Job {
     /// The job, or why this path leaves it to libvips.
     fn new(
-        info: JpegInfo,
+        info: &JpegInfo,
         header: &Header,
         params: &ResizeParams,
         format: ImageFormat,
@@ -223,9 +299,7 @@ impl Job {
         let stored_target = if orientation >= 5 { (rh, rw) } else { (rw, rh) };
         let stored = (header.width, header.height);
         let denominator = geometry::decode_denominator(stored, stored_target);
-        let decoded_bytes = stored.0.div_ceil(denominator) as usize
-            * stored.1.div_ceil(denominator) as usize
-            * usize::from(info.components);
+        let decoded_bytes = decoded_bytes(info, denominator);
         let side = |v: u64| u32::try_from(v).map_err(|_| "a side over u32");
         Ok(Job {
             orientation,
@@ -243,13 +317,26 @@ impl Job {
         })
     }
 
-    /// Decodes, resamples, encodes and writes `output`: the written size, `None` when a phase
-    /// failed on this input (libvips then takes the job), an error when stopped.
+    /// Decodes at 1/`denominator` or larger, when that decode still fits the shared budget: a
+    /// sibling step needs the larger one, and the resample from it costs a fraction of a
+    /// second decode (a 12 MP JPEG: 53 ms decoded at 1/8, its 1/2 decode resampled to 320 px
+    /// in a few).
+    fn decode_at_most(&mut self, denominator: u64, info: &JpegInfo) {
+        let bytes = decoded_bytes(info, denominator);
+        if denominator < self.denominator && bytes <= shared::BUDGET {
+            self.denominator = denominator;
+            self.decoded_bytes = bytes;
+        }
+    }
+
+    /// Decodes (unless another step did), resamples, encodes and writes `output`: the written
+    /// size, `None` when a phase failed on this input (libvips then takes the job), an error
+    /// when stopped.
     fn run(
         self,
-        data: Vec<u8>,
-        file: Option<FileIdentity>,
-        output: &PathBuf,
+        source: Source,
+        input: &Path,
+        output: &Path,
         stop: &CancellationToken,
         max_bytes: usize,
     ) -> Result<Option<(u64, u64)>, EngineError> {
@@ -269,10 +356,18 @@ impl Job {
         };
         check()?;
         let (d, o) = (self.denominator, self.orientation);
-        let decoded = shared::decoded(file, o, d, self.decoded_bytes, || {
-            pixels::decode(&data, d, max_bytes).map(|p| pixels::orient(p, o))
-        });
-        drop(data);
+        let decoded = match source {
+            Source::Decoded(decoded) => decoded,
+            Source::Decode(maker, data) => {
+                let data = match data {
+                    Some(data) => data,
+                    None => read_input(input)?,
+                };
+                let decoded = pixels::decode(&data, d, max_bytes).map(|p| pixels::orient(p, o));
+                drop(data);
+                maker.publish(decoded.map(Arc::new))
+            }
+        };
         let decoded = match decoded {
             Ok(p) => p,
             Err(why) => return fell_back("decode", why),
@@ -306,3 +401,13 @@ impl Job {
         Ok(Some((width, height)))
     }
 }
+
+/// Bytes of `info`'s image decoded at 1/`denominator`.
+fn decoded_bytes(info: &JpegInfo, denominator: u64) -> usize {
+    u64::from(info.width).div_ceil(denominator) as usize
+        * u64::from(info.height).div_ceil(denominator) as usize
+        * usize::from(info.components)
+}
+
+#[cfg(test)]
+mod tests;
