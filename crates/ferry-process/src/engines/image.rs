@@ -1,14 +1,12 @@
 //! `/image/resize`: in process where [`super::native`] takes the job (a JPEG to JPEG or WebP by
 //! a one-operation plan), otherwise on libvips's command line: the header is read first (pixel
 //! cap, orientation, alpha), then a short plan of `vips` operations runs, one process each, the
-//! last one saving straight to the output with the format's options. The common case (fit, fillcrop centred,
-//! stretch, min_fit) is a single `vips thumbnail`, which shrinks on load. libvips runs without
-//! its dynamic modules unless the input or the output needs one ([`vips::env`]). Intermediates are
-//! uncompressed TIFFs in a temporary directory beside the output (libvips's own `.v` loader is
-//! blocked with the other untrusted loaders).
+//! last one saving straight to the output with the format's options. The common case (fit,
+//! fillcrop centred, stretch, min_fit) is a single `vips thumbnail`, which shrinks on load.
+//! libvips runs without its dynamic modules unless the input or the output needs one
+//! ([`vips::env`]). Intermediates are uncompressed TIFFs in a temporary directory beside the
+//! output (libvips's own `.v` loader is blocked with the other untrusted loaders).
 
-use std::collections::BTreeSet;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -16,9 +14,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::EngineError;
 use super::detect::Engines;
+use super::image_output::{output_format, scratch_dir, with_extension};
 use super::image_plan::{plan, save_options};
 use super::limits::{self, Limits};
-use super::vips::{self, Header};
+use super::vips;
 
 /// Output formats of `/image/resize` (each needs its libvips saver).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -388,10 +387,7 @@ pub async fn resize_among(
     limits: &Limits,
     cancel: &CancellationToken,
 ) -> Result<ImageOutput, EngineError> {
-    params.validate()?;
-    engines.vips()?;
-    limits::check_path(input)?;
-    super::probe::regular_file(input).await?;
+    let vips_bin = checked(engines, input, params).await?;
     let native = super::native::resize(
         engines,
         input,
@@ -404,7 +400,16 @@ pub async fn resize_among(
     if let Some(done) = native.await? {
         return Ok(done);
     }
-    resize_on_libvips(engines, input, output_base, params, limits, cancel).await
+    on_libvips(
+        engines,
+        vips_bin,
+        input,
+        output_base,
+        params,
+        limits,
+        cancel,
+    )
+    .await
 }
 
 /// [`resize`] on libvips's command line whatever the input: what every job the in-process path
@@ -417,10 +422,43 @@ pub async fn resize_on_libvips(
     limits: &Limits,
     cancel: &CancellationToken,
 ) -> Result<ImageOutput, EngineError> {
+    let vips_bin = checked(engines, input, params).await?;
+    on_libvips(
+        engines,
+        vips_bin,
+        input,
+        output_base,
+        params,
+        limits,
+        cancel,
+    )
+    .await
+}
+
+/// What every resize checks first: the parameters, that libvips is there (the fallback of any
+/// in-process job) and that `input` is a regular file at a path engines read as a path.
+async fn checked<'e>(
+    engines: &'e Engines,
+    input: &Path,
+    params: &ResizeParams,
+) -> Result<&'e Path, EngineError> {
     params.validate()?;
     let vips_bin = engines.vips()?;
     limits::check_path(input)?;
     super::probe::regular_file(input).await?;
+    Ok(vips_bin)
+}
+
+/// [`resize_on_libvips`] once [`checked`].
+async fn on_libvips(
+    engines: &Engines,
+    vips_bin: &Path,
+    input: &Path,
+    output_base: &Path,
+    params: &ResizeParams,
+    limits: &Limits,
+    cancel: &CancellationToken,
+) -> Result<ImageOutput, EngineError> {
     let header = vips::header(engines, input, limits, cancel).await?;
     header.check_pixels(limits)?;
     let format = output_format(params.format, &header, &engines.image_formats)?;
@@ -463,43 +501,4 @@ pub async fn resize_on_libvips(
         width,
         height,
     })
-}
-
-pub(crate) fn output_format(
-    wanted: Option<ImageFormat>,
-    header: &Header,
-    writable: &BTreeSet<ImageFormat>,
-) -> Result<ImageFormat, EngineError> {
-    let format = wanted
-        .or_else(|| ImageFormat::from_loader(&header.loader).filter(|f| writable.contains(f)))
-        .unwrap_or(ImageFormat::Png);
-    if !writable.contains(&format) {
-        return Err(EngineError::Unsupported(format!(
-            "the installed libvips cannot write {}",
-            format.extension()
-        )));
-    }
-    Ok(format)
-}
-
-pub(crate) fn with_extension(base: &Path, format: ImageFormat) -> Result<PathBuf, EngineError> {
-    let mut name: OsString = base.as_os_str().to_owned();
-    name.push(".");
-    name.push(format.extension());
-    let path = PathBuf::from(name);
-    limits::check_path(&path)?;
-    Ok(path)
-}
-
-pub(crate) fn scratch_dir(output: &Path) -> Result<tempfile::TempDir, EngineError> {
-    let parent = output.parent().unwrap_or(Path::new("/"));
-    tempfile::Builder::new()
-        .prefix(".vips-")
-        .tempdir_in(parent)
-        .map_err(|e| {
-            EngineError::io(
-                format!("creating a scratch directory in {}", parent.display()),
-                e,
-            )
-        })
 }

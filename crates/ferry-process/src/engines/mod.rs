@@ -23,6 +23,7 @@ pub mod error;
 pub mod ffmpeg;
 pub mod ffopts;
 pub mod image;
+mod image_output;
 mod image_plan;
 pub mod limits;
 mod native;

@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::EngineError;
 use super::detect::Engines;
-use super::image::{ImageFormat, scratch_dir};
+use super::image::ImageFormat;
+use super::image_output::scratch_dir;
 use super::limits::{self, Limits};
 use super::vips;
 
