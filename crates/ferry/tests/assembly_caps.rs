@@ -8,33 +8,10 @@ mod common;
 use base64::Engine;
 use serde_json::Value;
 
-/// POSTs a multipart form with `params` (key only: no secret is set) to `/assemblies`.
+/// POSTs an Assembly form (key only: no secret is set) expecting one upload.
 async fn create_assembly(base: &str) -> (u16, Option<String>, Value) {
-    let boundary = "ferry-test-boundary";
-    let params =
-        r#"{"auth":{"key":"caps-key"},"steps":{"f":{"robot":"/file/filter","use":":original"}}}"#;
-    let body = format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"params\"\r\n\r\n{params}\r\n\
-         --{boundary}\r\nContent-Disposition: form-data; name=\"num_expected_upload_files\"\r\n\r\n1\r\n\
-         --{boundary}--\r\n"
-    );
-    let res = reqwest::Client::new()
-        .post(format!("{base}/assemblies"))
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={boundary}"),
-        )
-        .body(body)
-        .send()
-        .await
-        .expect("post");
-    let status = res.status().as_u16();
-    let retry = res
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    (status, retry, res.json().await.expect("json"))
+    let params = serde_json::json!({"auth": {"key": "caps-key"}, "steps": {"f": {"robot": "/file/filter", "use": ":original"}}});
+    common::post_assembly(base, &params, Some(1), None).await
 }
 
 #[tokio::test]

@@ -6,6 +6,8 @@
 //! it completes. `--assembly-max-per-client` (the window) and `--assembly-max-disk` (what the
 //! shared directory holds) are the fleet's too.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -94,42 +96,8 @@ async fn post(
     expected: u64,
     file: Option<&[u8]>,
 ) -> (u16, Option<String>, Value) {
-    let boundary = "ferry-caps-boundary";
     let params = json!({"auth": {"key": "caps-key"}, "steps": steps});
-    let mut body = format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"params\"\r\n\r\n{params}\r\n\
-         --{boundary}\r\nContent-Disposition: form-data; name=\"num_expected_upload_files\"\r\n\r\n{expected}\r\n"
-    )
-    .into_bytes();
-    if let Some(bytes) = file {
-        body.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.bin\"\r\n\
-                 Content-Type: application/octet-stream\r\n\r\n"
-            )
-            .as_bytes(),
-        );
-        body.extend_from_slice(bytes);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    let res = reqwest::Client::new()
-        .post(format!("{}/assemblies", on.base))
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={boundary}"),
-        )
-        .body(body)
-        .send()
-        .await
-        .expect("post");
-    let code = res.status().as_u16();
-    let retry = res
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    (code, retry, res.json().await.expect("json"))
+    common::post_assembly(&on.base, &params, Some(expected), file).await
 }
 
 /// A tus upload of `size` bytes declared into the Assembly at `assembly_url`, created on `on`:

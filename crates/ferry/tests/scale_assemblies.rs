@@ -3,6 +3,8 @@
 //! it over and finishes it from its inputs when the first is killed (-9), and a cancel sent to
 //! one instance stops the run on the other.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -95,23 +97,10 @@ async fn origin() -> (SocketAddr, mpsc::UnboundedReceiver<&'static str>) {
 
 /// Creates an Assembly importing `url` on `on`; its status.
 async fn create(on: &Ferry, url: &str) -> Value {
-    let boundary = "ferry-fleet-boundary";
     let params = json!({"auth": {"key": "fleet-key"}, "steps": {"i": {"robot": "/http/import", "url": url}}});
-    let body = format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"params\"\r\n\r\n{params}\r\n--{boundary}--\r\n"
-    );
-    let res = reqwest::Client::new()
-        .post(format!("{}/assemblies", on.base))
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={boundary}"),
-        )
-        .body(body)
-        .send()
-        .await
-        .expect("post");
-    assert_eq!(res.status(), 200);
-    res.json().await.expect("json")
+    let (status, _, body) = common::post_assembly(&on.base, &params, None, None).await;
+    assert_eq!(status, 200);
+    body
 }
 
 async fn status(on: &Ferry, id: &str) -> Value {

@@ -1,8 +1,8 @@
 //! Helpers the binary's integration tests share (each test file that needs them says
 //! `mod common;`): a whole `ferry serve` on 127.0.0.1:0 with its own data directory (parsed
 //! from its flags, then started), the flags of a Garage-backed tus store, creating a tus
-//! upload on a running `ferry`, and the bearer tokens, tus requests and `{message}` answers of
-//! the `--auth-secret` suites.
+//! upload on a running `ferry`, posting an Assembly form, and the bearer tokens, tus requests and
+//! `{message}` answers of the `--auth-secret` suites.
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
@@ -166,4 +166,45 @@ pub async fn message(res: reqwest::Response) -> (StatusCode, String) {
     let body: serde_json::Value = res.json().await.unwrap_or_default();
     let text = body["message"].as_str().unwrap_or_default().to_owned();
     (status, text)
+}
+
+/// POSTs an Assembly form to `{base}/assemblies`: `params`, then `num_expected_upload_files`
+/// when given, then `file` as `f.bin` when given. The status, `Retry-After` and the JSON answer.
+pub async fn post_assembly(
+    base: &str,
+    params: &serde_json::Value,
+    expected: Option<u64>,
+    file: Option<&[u8]>,
+) -> (u16, Option<String>, serde_json::Value) {
+    let boundary = "ferry-test-boundary";
+    let part =
+        |name: &str| format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"");
+    let mut body = format!("{}\r\n\r\n{params}\r\n", part("params")).into_bytes();
+    if let Some(n) = expected {
+        body.extend(format!("{}\r\n\r\n{n}\r\n", part("num_expected_upload_files")).bytes());
+    }
+    if let Some(bytes) = file {
+        let head = "; filename=\"f.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n";
+        body.extend(format!("{}{head}", part("file")).bytes());
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend(format!("--{boundary}--\r\n").bytes());
+    let res = reqwest::Client::new()
+        .post(format!("{base}/assemblies"))
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(body)
+        .send()
+        .await
+        .expect("post");
+    let status = res.status().as_u16();
+    let retry = res
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    (status, retry, res.json().await.expect("json"))
 }
