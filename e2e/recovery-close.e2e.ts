@@ -43,8 +43,14 @@ async function whole(dataDir: string, known: Set<string>): Promise<Set<string>> 
     const id = name.slice(0, -'.info'.length);
     if (known.has(id)) continue;
     // The info file keeps the length; the bytes held are the data file's (the fs store reads its
-    // offset from there).
-    const info = JSON.parse(await readFile(join(dir, name), 'utf8').catch(() => '{}')) as { length?: number | null };
+    // offset from there). The store writes a new upload's info in place after creating the file,
+    // so one being created can read empty: not held yet.
+    let info: { length?: number | null };
+    try {
+      info = JSON.parse(await readFile(join(dir, name), 'utf8'));
+    } catch {
+      continue;
+    }
     const size = await stat(join(dir, id)).then(
       (s) => s.size,
       () => -1,
